@@ -1,0 +1,128 @@
+//! Command layer: the three batch actions and their per-entry results.
+//!
+//! Imports neither `wire` nor `engine`.
+
+use super::types::MessageAttributes;
+
+/// One entry of `SendMessageBatch`.
+#[derive(Debug, Clone, Default)]
+pub struct SendMessageBatchRequestEntry {
+    /// Caller-chosen entry id.
+    pub id: String,
+    /// The body.
+    pub message_body: String,
+    /// Per-message delay.
+    pub delay_seconds: Option<i64>,
+    /// User attributes.
+    pub message_attributes: MessageAttributes,
+    /// System attributes.
+    pub message_system_attributes: MessageAttributes,
+    /// FIFO deduplication id.
+    pub message_deduplication_id: Option<String>,
+    /// FIFO group id.
+    pub message_group_id: Option<String>,
+}
+
+/// `SendMessageBatch` request.
+#[derive(Debug, Clone, Default)]
+pub struct SendMessageBatch {
+    /// The queue URL.
+    pub queue_url: String,
+    /// The entries.
+    pub entries: Vec<SendMessageBatchRequestEntry>,
+}
+
+/// One successful entry of `SendMessageBatch`.
+#[derive(Debug, Clone, Default)]
+pub struct SendMessageBatchResultEntry {
+    /// The entry id.
+    pub id: String,
+    /// New message id.
+    pub message_id: String,
+    /// MD5 of the body.
+    pub md5_of_message_body: String,
+    /// MD5 of the attributes, when any.
+    pub md5_of_message_attributes: Option<String>,
+    /// MD5 of the system attributes, when any.
+    pub md5_of_message_system_attributes: Option<String>,
+    /// FIFO only.
+    pub sequence_number: Option<String>,
+}
+
+/// A failed batch entry (§5.3).
+#[derive(Debug, Clone, Default)]
+pub struct BatchResultErrorEntry {
+    /// The entry id.
+    pub id: String,
+    /// Always true for the errors SQS reports per entry.
+    pub sender_fault: bool,
+    /// Legacy code, e.g. `InvalidParameterValue`.
+    pub code: String,
+    /// Exact message.
+    pub message: String,
+}
+
+/// `SendMessageBatch` result.
+#[derive(Debug, Clone, Default)]
+pub struct SendMessageBatchResult {
+    /// Entries that succeeded.
+    pub successful: Vec<SendMessageBatchResultEntry>,
+    /// Entries that failed.
+    pub failed: Vec<BatchResultErrorEntry>,
+}
+
+/// One entry of `DeleteMessageBatch`.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteMessageBatchRequestEntry {
+    /// Caller-chosen entry id.
+    pub id: String,
+    /// The receipt handle.
+    pub receipt_handle: String,
+}
+
+/// `DeleteMessageBatch` request.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteMessageBatch {
+    /// The queue URL.
+    pub queue_url: String,
+    /// The entries.
+    pub entries: Vec<DeleteMessageBatchRequestEntry>,
+}
+
+/// `DeleteMessageBatch` result.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteMessageBatchResult {
+    /// Ids of entries that succeeded.
+    pub successful: Vec<String>,
+    /// Entries that failed.
+    pub failed: Vec<BatchResultErrorEntry>,
+}
+
+/// One entry of `ChangeMessageVisibilityBatch`.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeMessageVisibilityBatchRequestEntry {
+    /// Caller-chosen entry id.
+    pub id: String,
+    /// The receipt handle.
+    pub receipt_handle: String,
+    /// New timeout (absent means 0 in the model? it is optional there).
+    pub visibility_timeout: Option<i64>,
+}
+
+/// `ChangeMessageVisibilityBatch` request.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeMessageVisibilityBatch {
+    /// The queue URL.
+    pub queue_url: String,
+    /// The entries.
+    pub entries: Vec<ChangeMessageVisibilityBatchRequestEntry>,
+}
+
+/// `ChangeMessageVisibilityBatch` result.
+#[derive(Debug, Clone, Default)]
+pub struct ChangeMessageVisibilityBatchResult {
+    /// Ids of entries that succeeded.
+    pub successful: Vec<String>,
+    /// Entries that failed.
+    pub failed: Vec<BatchResultErrorEntry>,
+}

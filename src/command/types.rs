@@ -1,0 +1,61 @@
+//! Command layer: value types shared by several actions (message attributes, request context).
+//!
+//! Imports neither `wire` nor `engine`.
+
+use std::collections::BTreeMap;
+
+/// One message attribute value as sent or returned (`MessageAttributeValue` in the model).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct MessageAttributeValue {
+    /// Full DataType, custom suffix included (`Number.java.lang.Long`).
+    pub data_type: String,
+    /// Set for String and Number types.
+    pub string_value: Option<String>,
+    /// Set for Binary types: the decoded bytes.
+    pub binary_value: Option<Vec<u8>>,
+    /// Reserved by AWS; carried so that MD5s match what clients compute.
+    pub string_list_values: Vec<String>,
+    /// Reserved by AWS; carried so that MD5s match what clients compute.
+    pub binary_list_values: Vec<Vec<u8>>,
+}
+
+impl MessageAttributeValue {
+    /// A `String` attribute.
+    #[must_use]
+    pub fn string(data_type: &str, value: &str) -> Self {
+        Self {
+            data_type: data_type.to_owned(),
+            string_value: Some(value.to_owned()),
+            binary_value: None,
+            string_list_values: Vec::new(),
+            binary_list_values: Vec::new(),
+        }
+    }
+
+    /// A `Binary` attribute.
+    #[must_use]
+    pub fn binary(data_type: &str, value: &[u8]) -> Self {
+        Self {
+            data_type: data_type.to_owned(),
+            string_value: None,
+            binary_value: Some(value.to_vec()),
+            string_list_values: Vec::new(),
+            binary_list_values: Vec::new(),
+        }
+    }
+}
+
+/// Attributes keyed by name; a `BTreeMap` keeps them sorted as the MD5 algorithm needs (§6.4).
+pub type MessageAttributes = BTreeMap<String, MessageAttributeValue>;
+
+/// An ordered list of string pairs (queue attributes, tags), kept in request order.
+pub type Pairs = Vec<(String, String)>;
+
+/// What the engine needs to know about the request besides the command itself.
+#[derive(Debug, Clone, Default)]
+pub struct RequestContext {
+    /// Scheme and authority that queue URLs are built on, e.g. `http://localhost:9324`.
+    pub base_url: String,
+    /// The `X-Amzn-Trace-Id` request header, the fallback source of `AWSTraceHeader` (§6.5).
+    pub trace_header: Option<String>,
+}

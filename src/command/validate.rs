@@ -1,0 +1,344 @@
+//! Command layer: validation of message-level input (body, attributes, ids), with AWS's texts.
+//!
+//! Rules from §6.3, §6.4, §6.6 and §6.9 of sqs-protocol.md. Texts tagged [E] there are guesses
+//! and are kept together here so they are easy to change. Imports neither `wire` nor `engine`.
+
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+use super::types::{MessageAttributeValue, MessageAttributes};
+
+/// Most user attributes a message may carry.
+pub const MAX_MESSAGE_ATTRIBUTES: usize = 10;
+
+/// Whether a character may appear in a body or a string attribute (§6.3).
+#[must_use]
+pub fn allowed_char(c: char) -> bool {
+    matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
+}
+
+/// Checks a message body: present, non-empty, only allowed characters.
+pub fn body(body: &str) -> SqsResult<()> {
+    if body.is_empty() {
+        return Err(SqsError::missing("MessageBody"));
+    }
+    if !body.chars().all(allowed_char) {
+        // [E] wording (LocalStack's); the code is verified.
+        return Err(SqsError::new(
+            ErrorCode::InvalidMessageContents,
+            "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
+        ));
+    }
+    Ok(())
+}
+
+fn valid_attribute_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    !name.is_empty()
+        && name.len() <= 256
+        && !lower.starts_with("aws.")
+        && !lower.starts_with("amazon.")
+        && !name.starts_with('.')
+        && !name.ends_with('.')
+        && !name.contains("..")
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The base type of a DataType (`String`, `Number`, `Binary`), or `None` when invalid.
+#[must_use]
+pub fn base_type(data_type: &str) -> Option<&'static str> {
+    if data_type.len() > 256 {
+        return None;
+    }
+    ["String", "Number", "Binary"].into_iter().find(|base| {
+        data_type == *base
+            || data_type
+                .strip_prefix(base)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|label| !label.is_empty())
+    })
+}
+
+fn valid_number(s: &str) -> bool {
+    // Up to 38 significant digits, a decimal number with optional sign and exponent (§6.4).
+    let t = s.strip_prefix(['-', '+']).unwrap_or(s);
+    let (mantissa, exp) = match t.find(['e', 'E']) {
+        Some(i) => (&t[..i], Some(&t[i + 1..])),
+        None => (t, None),
+    };
+    if let Some(e) = exp {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        if e.is_empty() || !e.bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+    }
+    let mut parts = mantissa.splitn(2, '.');
+    let int = parts.next().unwrap_or("");
+    let frac = parts.next().unwrap_or("");
+    if int.is_empty() && frac.is_empty() {
+        return false;
+    }
+    if !int.bytes().chain(frac.bytes()).all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    let digits: String = int.chars().chain(frac.chars()).collect();
+    let significant = digits.trim_start_matches('0').trim_end_matches('0');
+    significant.len() <= 38
+}
+
+/// Checks one user attribute (§6.4).
+pub fn attribute(name: &str, value: &MessageAttributeValue) -> SqsResult<()> {
+    if !valid_attribute_name(name) {
+        // [E] wording.
+        return Err(SqsError::invalid_value(format!(
+            "Message (user) attribute name '{name}' is invalid. Names can only include alphanumeric characters, hyphens, underscores, or dots, may not start with 'AWS.' or 'Amazon.', may not start or end with a dot or contain two consecutive dots, and can be up to 256 characters long."
+        )));
+    }
+    if value.data_type.is_empty() {
+        // [E] wording.
+        return Err(SqsError::invalid_value(format!(
+            "The message attribute '{name}' must contain non-empty message attribute type."
+        )));
+    }
+    let Some(base) = base_type(&value.data_type) else {
+        // [E] wording.
+        return Err(SqsError::invalid_value(format!(
+            "The type of message (user) attribute '{name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String."
+        )));
+    };
+    let empty = || {
+        SqsError::invalid_value(format!(
+            "Message (user) attribute '{name}' must contain a non-empty value of type '{base}'."
+        ))
+    };
+    match base {
+        "Binary" => match &value.binary_value {
+            Some(b) if !b.is_empty() => Ok(()),
+            _ => Err(empty()),
+        },
+        _ => {
+            let Some(s) = value.string_value.as_deref().filter(|s| !s.is_empty()) else {
+                return Err(empty());
+            };
+            if !s.chars().all(allowed_char) {
+                // Control characters in values are InvalidParameterValue, not
+                // InvalidMessageContents (§6.4). [E] wording.
+                return Err(SqsError::invalid_value(format!(
+                    "Message (user) attribute '{name}' contains invalid characters."
+                )));
+            }
+            if base == "Number" && !valid_number(s) {
+                // [E] wording.
+                return Err(SqsError::invalid_value(format!(
+                    "Can't cast the value of message (user) attribute '{name}' to a number."
+                )));
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Checks a whole user-attribute map: count, then each attribute.
+pub fn attributes(attrs: &MessageAttributes) -> SqsResult<()> {
+    if attrs.len() > MAX_MESSAGE_ATTRIBUTES {
+        // [E] wording (aws-sdk-js #2876 title).
+        return Err(SqsError::invalid_value(format!(
+            "Number of message attributes [{}] exceeds the allowed maximum [{MAX_MESSAGE_ATTRIBUTES}].",
+            attrs.len()
+        )));
+    }
+    attrs.iter().try_for_each(|(n, v)| attribute(n, v))
+}
+
+/// Checks message system attributes: only `AWSTraceHeader`, typed `String` (§6.5).
+pub fn system_attributes(attrs: &MessageAttributes) -> SqsResult<()> {
+    for (name, value) in attrs {
+        if name != "AWSTraceHeader" {
+            // [E] wording.
+            return Err(SqsError::invalid_value(format!(
+                "Message system attribute name '{name}' is invalid."
+            )));
+        }
+        if value.data_type != "String" || value.string_value.as_deref().is_none_or(str::is_empty) {
+            // [E] wording.
+            return Err(SqsError::invalid_value(format!(
+                "Message system attribute '{name}' must contain a non-empty value of type 'String'."
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Bytes a message counts against MaximumMessageSize: body plus each attribute's name, type and
+/// value (§6.3). System attributes do not count.
+#[must_use]
+pub fn message_size(body: &str, attrs: &MessageAttributes) -> usize {
+    body.len()
+        + attrs
+            .iter()
+            .map(|(n, v)| {
+                n.len()
+                    + v.data_type.len()
+                    + v.string_value.as_ref().map_or(0, String::len)
+                    + v.binary_value.as_ref().map_or(0, Vec::len)
+            })
+            .sum::<usize>()
+}
+
+/// Whether `s` is a valid MessageGroupId / MessageDeduplicationId / ReceiveRequestAttemptId:
+/// 1–128 characters, alphanumeric or ASCII punctuation (§6.9).
+#[must_use]
+pub fn fifo_token(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 128
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b.is_ascii_punctuation())
+}
+
+/// Checks a FIFO-style token and builds AWS's error for a bad one (§5.5).
+pub fn fifo_param(value: &str, param: &str) -> SqsResult<()> {
+    if fifo_token(value) {
+        Ok(())
+    } else {
+        Err(SqsError::invalid_param(
+            value,
+            param,
+            &format!(
+                "{param} can only include alphanumeric and punctuation characters. 1 to 128 in length."
+            ),
+        ))
+    }
+}
+
+/// Checks a per-message DelaySeconds on a standard queue. [E] wording.
+pub fn delay_seconds(delay: i64) -> SqsResult<()> {
+    if (0..=900).contains(&delay) {
+        Ok(())
+    } else {
+        Err(SqsError::invalid_param(
+            &delay.to_string(),
+            "DelaySeconds",
+            "DelaySeconds must be >= 0 and <= 900.",
+        ))
+    }
+}
+
+/// Whether a batch entry id is valid: 1–80 of `[A-Za-z0-9_-]`.
+#[must_use]
+pub fn batch_entry_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 80
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_characters() {
+        assert!(body("hello\r\n\t").is_ok());
+        assert_eq!(body("").unwrap_err().code, ErrorCode::MissingParameter);
+        for bad in ["\u{0}", "\u{8}", "\u{13}", "\u{FFFF}"] {
+            assert_eq!(
+                body(bad).unwrap_err().code,
+                ErrorCode::InvalidMessageContents,
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn attribute_names() {
+        for good in ["a", "attr.1", "a-b_c", "attr.1øßä"] {
+            assert!(valid_attribute_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "aWs.x",
+            "AMAZON.x",
+            ".a",
+            "a.",
+            "a..b",
+            "a!",
+            "a\"",
+            "a§",
+            "a(",
+            "a?",
+            &"x".repeat(257),
+        ] {
+            assert!(!valid_attribute_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn data_types() {
+        assert_eq!(base_type("Number.java.lang.Long"), Some("Number"));
+        assert_eq!(base_type("String"), Some("String"));
+        assert_eq!(base_type("Binary.gif"), Some("Binary"));
+        assert_eq!(base_type("Invalid"), None);
+        assert_eq!(base_type("String."), None);
+        assert_eq!(base_type("string"), None);
+        assert_eq!(base_type("StringX"), None);
+    }
+
+    #[test]
+    fn numbers() {
+        for good in [
+            "0",
+            "-1",
+            "1.5",
+            "1e10",
+            "00012",
+            ".5",
+            "12345678901234567890123456789012345678000",
+        ] {
+            assert!(valid_number(good), "{good}");
+        }
+        for bad in [
+            "",
+            "abc",
+            "1.2.3",
+            "1e",
+            "--1",
+            "1234567890123456789012345678901234567891",
+        ] {
+            assert!(!valid_number(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn empty_string_attribute_text() {
+        let e =
+            attribute("ErrorDetails", &MessageAttributeValue::string("String", "")).unwrap_err();
+        assert_eq!(
+            e.message,
+            "Message (user) attribute 'ErrorDetails' must contain a non-empty value of type 'String'."
+        );
+    }
+
+    #[test]
+    fn fifo_tokens_and_batch_ids() {
+        assert!(fifo_token("group-1!"));
+        assert!(!fifo_token("group 123"));
+        assert!(!fifo_token(""));
+        let e = fifo_param("group 123", "MessageGroupId").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Value group 123 for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
+        );
+        assert!(batch_entry_id("id_1-a"));
+        assert!(!batch_entry_id("id.1"));
+        assert!(!batch_entry_id(&"a".repeat(81)));
+    }
+
+    #[test]
+    fn size_counts_names_types_and_values() {
+        let mut m = MessageAttributes::new();
+        m.insert("k".into(), MessageAttributeValue::string("String", "x"));
+        assert_eq!(message_size("abc", &m), 3 + 1 + 6 + 1);
+    }
+}

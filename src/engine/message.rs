@@ -1,0 +1,392 @@
+//! Engine layer: single-message actions (send, receive one batch, delete, change visibility).
+//!
+//! Rules from §6.3–§6.8 of sqs-protocol.md. Long-poll waiting lives in `poll.rs`.
+
+use std::sync::Arc;
+
+use super::Engine;
+use super::receipt::Receipt;
+use super::state::{Phase, Queue};
+use super::store::{MessageRecord, Op, StateRecord, encode};
+use crate::command::checksum::{md5_hex, md5_of_attributes, md5_of_map};
+use crate::command::validate;
+use crate::command::{
+    ChangeMessageVisibility, DeleteMessage, Message, MessageAttributes, ReceiveMessage,
+    RequestContext, SendMessage, SendMessageResult,
+};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// Longest total time a message may stay invisible after a receive (§6.8).
+pub(super) const MAX_VISIBILITY_S: i64 = 43_200;
+
+/// The system attribute names a receive can select (§6.5).
+const SYSTEM_ATTRIBUTES: &[&str] = &[
+    "SenderId",
+    "SentTimestamp",
+    "ApproximateReceiveCount",
+    "ApproximateFirstReceiveTimestamp",
+    "SequenceNumber",
+    "MessageDeduplicationId",
+    "MessageGroupId",
+    "AWSTraceHeader",
+    "DeadLetterQueueSourceArn",
+];
+
+/// Validated per-receive options.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReceiveOptions {
+    pub max: usize,
+    pub visibility_s: Option<u64>,
+}
+
+impl Engine {
+    pub(super) async fn send_message(
+        &self,
+        ctx: &RequestContext,
+        c: SendMessage,
+    ) -> SqsResult<SendMessageResult> {
+        let now = self.now();
+        let (result, commit) = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            if q.rec.fifo {
+                return Err(SqsError::new(
+                    ErrorCode::UnsupportedOperation,
+                    "FIFO queues are not supported by localsqs yet.",
+                ));
+            }
+            check_message(q, &c)?;
+            let delay_s = c
+                .delay_seconds
+                .map_or(q.settings.delay, |d| d.unsigned_abs());
+            let trace = c
+                .message_system_attributes
+                .get("AWSTraceHeader")
+                .and_then(|v| v.string_value.clone())
+                .or_else(|| ctx.trace_header.clone());
+            let md5_body = md5_hex(c.message_body.as_bytes());
+            let result = SendMessageResult {
+                md5_of_message_body: md5_body.clone(),
+                md5_of_message_attributes: md5_of_map(&c.message_attributes),
+                md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
+                message_id: self.inner.ids.uuid(),
+                sequence_number: None,
+            };
+            let sent_ms = now.max(q.last_sent_ms);
+            let rec = MessageRecord {
+                id: result.message_id.clone(),
+                body: c.message_body,
+                attributes: c.message_attributes,
+                trace_header: trace,
+                sent_ms,
+                group_id: c.message_group_id,
+                dedup_id: None,
+                sequence_number: None,
+                dead_letter_source_arn: None,
+                md5_of_body: md5_body,
+                sender_id: self.inner.cfg.account_id.clone(),
+            };
+            let state = StateRecord {
+                visible_at_ms: sent_ms + delay_s * 1000,
+                ..StateRecord::default()
+            };
+            let seq = q.next_seq;
+            let ops = vec![
+                Op::PutMessage(q.id, seq, encode(&rec)),
+                Op::PutState(q.id, seq, encode(&state)),
+            ];
+            q.insert(seq, Arc::new(rec), state, now);
+            q.notify.notify_waiters();
+            (result, self.inner.store.submit(ops))
+        };
+        self.commit(commit).await?;
+        Ok(result)
+    }
+
+    /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
+    /// ready messages. Returns the messages, the ops to persist, and when the next pending
+    /// message becomes visible.
+    pub(super) fn try_receive(
+        &self,
+        q: &mut Queue,
+        c: &ReceiveMessage,
+        opts: ReceiveOptions,
+        now: u64,
+        ops: &mut Vec<Op>,
+    ) -> Vec<Message> {
+        q.expire(now, ops);
+        q.promote(now);
+        let visibility_ms = opts.visibility_s.unwrap_or(q.settings.visibility_timeout) * 1000;
+        let mut out = Vec::new();
+        while out.len() < opts.max {
+            let Some(seq) = q.ready.first().copied() else {
+                break;
+            };
+            q.hide(seq, now + visibility_ms);
+            let nonce = self.inner.ids.next_u64() | 1;
+            let Some(m) = q.msgs.get_mut(&seq) else {
+                break;
+            };
+            m.st.receive_count += 1;
+            m.st.first_receive_ms.get_or_insert(now);
+            m.st.last_receive_ms = Some(now);
+            m.st.nonce = nonce;
+            let handle = Receipt {
+                queue_id: q.id,
+                seq,
+                nonce,
+            }
+            .encode(self.inner.ids.next_u64());
+            out.push(render(m.rec.as_ref(), &m.st, handle, c));
+            ops.push(Op::PutState(q.id, seq, encode(&m.st)));
+        }
+        out
+    }
+
+    pub(super) async fn delete_message(&self, c: &DeleteMessage) -> SqsResult<()> {
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let r = decode_handle(&c.receipt_handle, q.id)?;
+            // Standard queues accept stale handles and repeated deletes (§6.8).
+            if q.remove(r.seq).is_some() {
+                self.inner
+                    .store
+                    .submit(vec![Op::DeleteMessage(q.id, r.seq)])
+            } else {
+                super::store::Commit::done()
+            }
+        };
+        self.commit(commit).await
+    }
+
+    pub(super) async fn change_message_visibility(
+        &self,
+        c: &ChangeMessageVisibility,
+    ) -> SqsResult<()> {
+        let now = self.now();
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
+            q.notify.notify_waiters();
+            self.inner.store.submit(vec![op])
+        };
+        self.commit(commit).await
+    }
+}
+
+/// Validates a send against the queue's limits (§6.3, §6.4, §6.6).
+fn check_message(q: &Queue, c: &SendMessage) -> SqsResult<()> {
+    validate::body(&c.message_body)?;
+    if let Some(d) = c.delay_seconds {
+        validate::delay_seconds(d)?;
+    }
+    validate::attributes(&c.message_attributes)?;
+    validate::system_attributes(&c.message_system_attributes)?;
+    if let Some(g) = &c.message_group_id {
+        validate::fifo_param(g, "MessageGroupId")?;
+    }
+    if let Some(d) = &c.message_deduplication_id {
+        // [E] wording.
+        return Err(SqsError::invalid_param(
+            d,
+            "MessageDeduplicationId",
+            "The request includes a parameter that is not valid for this queue type.",
+        ));
+    }
+    let size = validate::message_size(&c.message_body, &c.message_attributes);
+    if size as u64 > q.settings.max_size {
+        return Err(SqsError::invalid_value(format!(
+            "One or more parameters are invalid. Reason: Message must be shorter than {} bytes.",
+            q.settings.max_size
+        )));
+    }
+    Ok(())
+}
+
+/// Decodes a receipt handle for queue `queue_id`, with AWS's two errors (§5.5).
+pub(super) fn decode_handle(handle: &str, queue_id: u64) -> SqsResult<Receipt> {
+    let r = Receipt::decode(handle).ok_or_else(|| {
+        SqsError::new(
+            ErrorCode::ReceiptHandleIsInvalid,
+            format!("The input receipt handle \"{handle}\" is not a valid receipt handle."),
+        )
+    })?;
+    if r.queue_id != queue_id {
+        return Err(SqsError::new(
+            ErrorCode::ReceiptHandleIsInvalid,
+            format!("The receipt handle \"{handle}\" is not valid for this queue."),
+        ));
+    }
+    Ok(r)
+}
+
+/// Applies a visibility change to one message and returns the op that persists it.
+pub(super) fn change_visibility(
+    q: &mut Queue,
+    handle: &str,
+    timeout: i64,
+    now: u64,
+) -> SqsResult<Op> {
+    let r = decode_handle(handle, q.id)?;
+    if !(0..=MAX_VISIBILITY_S).contains(&timeout) {
+        // [E] wording.
+        return Err(SqsError::invalid_param(
+            &timeout.to_string(),
+            "VisibilityTimeout",
+            "Must be between 0 and 43200, if provided.",
+        ));
+    }
+    let not_available = || {
+        SqsError::invalid_param(
+            handle,
+            "ReceiptHandle",
+            "Message does not exist or is not available for visibility timeout change.",
+        )
+    };
+    let m = q.msgs.get(&r.seq).ok_or_else(not_available)?;
+    let Some(received) = m.st.last_receive_ms else {
+        return Err(not_available());
+    };
+    if m.phase == Phase::Delayed {
+        return Err(not_available());
+    }
+    let timeout_ms = timeout.unsigned_abs() * 1000;
+    let cap_ms = MAX_VISIBILITY_S.unsigned_abs() * 1000;
+    if now.saturating_sub(received) + timeout_ms > cap_ms {
+        return Err(SqsError::invalid_param(
+            &timeout.to_string(),
+            "VisibilityTimeout",
+            "Total VisibilityTimeout for the message is beyond the limit [43200 seconds].",
+        ));
+    }
+    q.hide(r.seq, now + timeout_ms);
+    q.promote(now);
+    q.state_op(r.seq).ok_or_else(not_available)
+}
+
+/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7); `wait` falls back to the
+/// queue's ReceiveMessageWaitTimeSeconds.
+pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
+    let max = c.max_number_of_messages.unwrap_or(1);
+    if !(1..=10).contains(&max) {
+        return Err(SqsError::invalid_param(
+            &max.to_string(),
+            "MaxNumberOfMessages",
+            "Must be between 1 and 10, if provided.",
+        ));
+    }
+    if let Some(w) = c.wait_time_seconds
+        && !(0..=20).contains(&w)
+    {
+        return Err(SqsError::invalid_param(
+            &w.to_string(),
+            "WaitTimeSeconds",
+            "Must be >= 0 and <= 20, if provided.",
+        ));
+    }
+    if let Some(v) = c.visibility_timeout
+        && !(0..=MAX_VISIBILITY_S).contains(&v)
+    {
+        // [E] wording.
+        return Err(SqsError::invalid_param(
+            &v.to_string(),
+            "VisibilityTimeout",
+            "Must be >= 0 and <= 43200, if provided.",
+        ));
+    }
+    Ok(ReceiveOptions {
+        max: usize::try_from(max).unwrap_or(1),
+        visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
+    })
+}
+
+/// Builds the returned message: system attributes and user attributes filtered as requested,
+/// with the attribute MD5 over exactly what is returned (G-6).
+fn render(rec: &MessageRecord, st: &StateRecord, handle: String, c: &ReceiveMessage) -> Message {
+    let names = c
+        .attribute_names
+        .iter()
+        .chain(&c.message_system_attribute_names);
+    let all = names.clone().any(|n| n == "All");
+    let wanted = |n: &str| all || names.clone().any(|w| w == n);
+    let mut attributes = Vec::new();
+    for name in SYSTEM_ATTRIBUTES {
+        if !wanted(name) {
+            continue;
+        }
+        let value = match *name {
+            "SenderId" => Some(rec.sender_id.clone()),
+            "SentTimestamp" => Some(rec.sent_ms.to_string()),
+            "ApproximateReceiveCount" => Some(st.receive_count.to_string()),
+            "ApproximateFirstReceiveTimestamp" => st.first_receive_ms.map(|t| t.to_string()),
+            "SequenceNumber" => rec.sequence_number.map(|s| s.to_string()),
+            "MessageDeduplicationId" => rec.dedup_id.clone(),
+            "MessageGroupId" => rec.group_id.clone(),
+            "AWSTraceHeader" => rec.trace_header.clone(),
+            "DeadLetterQueueSourceArn" => rec.dead_letter_source_arn.clone(),
+            _ => None,
+        };
+        if let Some(v) = value {
+            attributes.push(((*name).to_owned(), v));
+        }
+    }
+    let message_attributes: MessageAttributes = rec
+        .attributes
+        .iter()
+        .filter(|(n, _)| attribute_selected(n, &c.message_attribute_names))
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
+    Message {
+        message_id: rec.id.clone(),
+        receipt_handle: handle,
+        md5_of_body: rec.md5_of_body.clone(),
+        body: rec.body.clone(),
+        attributes,
+        md5_of_message_attributes: md5_of_attributes(message_attributes.iter()),
+        message_attributes,
+    }
+}
+
+/// Whether a user attribute is selected by MessageAttributeNames: exact names, `All`, `.*`,
+/// `*`, or `prefix.*` (§6.7).
+fn attribute_selected(name: &str, selectors: &[String]) -> bool {
+    selectors.iter().any(|s| match s.as_str() {
+        "All" | ".*" | "*" => true,
+        s => match s.strip_suffix(".*") {
+            Some(prefix) => name.starts_with(prefix),
+            None => s == name,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::attribute_selected;
+
+    #[test]
+    fn attribute_selectors() {
+        let sel = |s: &[&str]| s.iter().map(|x| (*x).to_owned()).collect::<Vec<_>>();
+        assert!(attribute_selected("Hello", &sel(&["All"])));
+        assert!(attribute_selected("Hello", &sel(&[".*"])));
+        assert!(attribute_selected("Hello", &sel(&["Hel.*"])));
+        assert!(attribute_selected("Help.Me", &sel(&["Hel.*"])));
+        assert!(!attribute_selected("General", &sel(&["Hel.*"])));
+        assert!(!attribute_selected("Help.Me", &sel(&["Help"])));
+        assert!(!attribute_selected("Hello", &sel(&[])));
+        assert!(!attribute_selected("Hello", &sel(&["AWS.", "..foo"])));
+    }
+}

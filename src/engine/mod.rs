@@ -1,0 +1,262 @@
+//! Engine layer: queues and messages, in memory and persisted to redb with group commit.
+//!
+//! Imports `command` and `error` only; never `wire`, `server`, `hyper` or `quick_xml`.
+//! Every public entry point takes a [`Command`] and returns a [`Reply`] or an [`SqsError`].
+
+pub mod clock;
+mod message;
+mod poll;
+mod queue;
+pub mod receipt;
+pub mod state;
+pub mod store;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::command::{Action, Command, Reply, RequestContext};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
+use state::Queue;
+use store::{Commit, Store, StoreError};
+
+/// Settings the engine needs.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// Account id in queue URLs and ARNs.
+    pub account_id: String,
+    /// Region in ARNs.
+    pub region: String,
+    /// `None` keeps state in a temporary file that is gone when the process ends.
+    pub data_dir: Option<PathBuf>,
+    /// redb page-cache size.
+    pub cache_bytes: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        Self {
+            account_id: "000000000000".into(),
+            region: "us-east-1".into(),
+            data_dir: None,
+            cache_bytes: 64 << 20,
+        }
+    }
+}
+
+/// All queues.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    by_name: HashMap<String, u64>,
+    queues: HashMap<u64, Queue>,
+    next_queue_id: u64,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    store: Store,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+    cfg: EngineConfig,
+    closing: AtomicBool,
+}
+
+/// The SQS engine. Cheap to clone; all clones share one state.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("cfg", &self.inner.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Opens the engine, loading any persisted state.
+    pub fn open(
+        cfg: EngineConfig,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGen>,
+    ) -> Result<Engine, StoreError> {
+        let (store, loaded) = Store::open(cfg.data_dir.as_deref(), cfg.cache_bytes)?;
+        let now = clock.now_ms();
+        let mut st = State {
+            next_queue_id: 1,
+            ..State::default()
+        };
+        for (id, rec) in loaded.queues {
+            st.by_name.insert(rec.name.clone(), id);
+            st.next_queue_id = st.next_queue_id.max(id + 1);
+            st.queues.insert(id, Queue::new(id, rec));
+        }
+        for (qid, seq, rec, state) in loaded.messages {
+            if let Some(q) = st.queues.get_mut(&qid) {
+                q.insert(seq, Arc::new(rec), state, now);
+            }
+        }
+        Ok(Engine {
+            inner: Arc::new(Inner {
+                state: Mutex::new(st),
+                store,
+                clock,
+                ids,
+                cfg,
+                closing: AtomicBool::new(false),
+            }),
+        })
+    }
+
+    /// The configuration this engine runs with.
+    #[must_use]
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.cfg
+    }
+
+    /// Whether replies wait for a durable commit.
+    #[must_use]
+    pub fn durable(&self) -> bool {
+        self.inner.store.durable()
+    }
+
+    /// A fresh UUID from the injected generator (request ids use it too).
+    #[must_use]
+    pub fn new_uuid(&self) -> String {
+        self.inner.ids.uuid()
+    }
+
+    /// Wakes every parked long poll so it re-reads the clock; call after moving a
+    /// [`ManualClock`].
+    pub fn wake_all(&self) {
+        for q in self.lock().queues.values() {
+            q.notify.notify_waiters();
+        }
+    }
+
+    /// Makes parked long polls answer now (with no messages) and every later poll return at once.
+    pub fn shutdown(&self) {
+        self.inner.closing.store(true, Ordering::SeqCst);
+        self.wake_all();
+    }
+
+    fn closing(&self) -> bool {
+        self.inner.closing.load(Ordering::SeqCst)
+    }
+
+    /// Runs one command.
+    pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
+        match cmd {
+            Command::CreateQueue(c) => self.create_queue(ctx, c).await.map(Reply::CreateQueue),
+            Command::GetQueueUrl(c) => self.get_queue_url(ctx, &c).map(Reply::GetQueueUrl),
+            Command::ListQueues(c) => self.list_queues(ctx, &c).map(Reply::ListQueues),
+            Command::DeleteQueue(c) => self.delete_queue(&c).await.map(Reply::DeleteQueue),
+            Command::GetQueueAttributes(c) => self
+                .get_queue_attributes(&c)
+                .await
+                .map(Reply::GetQueueAttributes),
+            Command::SetQueueAttributes(c) => self
+                .set_queue_attributes(&c)
+                .await
+                .map(Reply::SetQueueAttributes),
+            Command::SendMessage(c) => self.send_message(ctx, c).await.map(Reply::SendMessage),
+            Command::ReceiveMessage(c) => self.receive_message(&c).await.map(Reply::ReceiveMessage),
+            Command::DeleteMessage(c) => self.delete_message(&c).await.map(Reply::DeleteMessage),
+            Command::ChangeMessageVisibility(c) => self
+                .change_message_visibility(&c)
+                .await
+                .map(Reply::ChangeMessageVisibility),
+            other => Err(unsupported(other.action())),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the maps half-updated in a way that
+        // matters more than refusing all service, so keep serving.
+        self.inner
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn now(&self) -> u64 {
+        self.inner.clock.now_ms()
+    }
+
+    fn queue_url(&self, ctx: &RequestContext, name: &str) -> String {
+        format!("{}/{}/{}", ctx.base_url, self.inner.cfg.account_id, name)
+    }
+
+    fn queue_arn(&self, name: &str) -> String {
+        format!(
+            "arn:aws:sqs:{}:{}:{}",
+            self.inner.cfg.region, self.inner.cfg.account_id, name
+        )
+    }
+
+    /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id.
+    fn resolve(&self, st: &State, url: &str) -> SqsResult<u64> {
+        let name = queue_name_from_url(url, &self.inner.cfg.account_id)
+            .ok_or_else(SqsError::queue_does_not_exist)?;
+        st.by_name
+            .get(name)
+            .copied()
+            .ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    async fn commit(&self, commit: Commit) -> SqsResult<()> {
+        commit.wait().await.map_err(SqsError::internal)
+    }
+}
+
+/// The error for an action this build does not implement yet.
+fn unsupported(action: Action) -> SqsError {
+    SqsError::new(
+        ErrorCode::UnsupportedOperation,
+        format!("{} is not supported by localsqs yet.", action.name()),
+    )
+}
+
+/// Extracts the queue name from a queue URL, path or bare name; `None` when the URL names
+/// another account or has no queue in it.
+fn queue_name_from_url<'a>(url: &'a str, account: &str) -> Option<&'a str> {
+    let path = match url.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').map_or("", |(_, p)| p),
+        None => url,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let mut parts = path.split('/').filter(|s| !s.is_empty()).rev();
+    let name = parts.next()?;
+    match parts.next() {
+        Some(acct) if acct != account => None,
+        _ => Some(name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::queue_name_from_url as n;
+
+    #[test]
+    fn queue_urls_paths_and_names() {
+        let a = "000000000000";
+        assert_eq!(
+            n("http://localhost:9324/000000000000/jobs", a),
+            Some("jobs")
+        );
+        assert_eq!(
+            n("https://sqs.us-east-1.amazonaws.com/000000000000/q.fifo", a),
+            Some("q.fifo")
+        );
+        assert_eq!(n("/000000000000/jobs", a), Some("jobs"));
+        assert_eq!(n("jobs", a), Some("jobs"));
+        assert_eq!(n("http://whatever-incorrect-queue-address", a), None);
+        assert_eq!(n("http://localhost:9324/123456789012/jobs", a), None);
+        assert_eq!(n("", a), None);
+    }
+}

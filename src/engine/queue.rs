@@ -1,0 +1,277 @@
+//! Engine layer: queue-level actions (create, look up, list, delete, attributes).
+//!
+//! Rules from §6.1, §6.2 and §6.12 of sqs-protocol.md.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use super::Engine;
+use super::state::Queue;
+use super::store::{Op, QueueRecord};
+use crate::command::attributes;
+use crate::command::{
+    CreateQueue, CreateQueueResult, DeleteQueue, GetQueueAttributes, GetQueueAttributesResult,
+    GetQueueUrl, GetQueueUrlResult, ListQueues, ListQueuesResult, RequestContext,
+    SetQueueAttributes,
+};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// Checks a queue name: 1–80 of `[A-Za-z0-9_-]`, `.fifo` suffix exactly for FIFO queues (§6.2).
+fn validate_name(name: &str, fifo: bool) -> SqsResult<()> {
+    let stem = name.strip_suffix(".fifo");
+    let chars_ok = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let ok = name.len() <= 80
+        && match (fifo, stem) {
+            (true, Some(stem)) => chars_ok(stem),
+            (true, None) | (false, Some(_)) => false,
+            (false, None) => chars_ok(name),
+        };
+    if ok {
+        Ok(())
+    } else if fifo {
+        // [E] wording.
+        Err(SqsError::invalid_value(
+            "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length",
+        ))
+    } else {
+        // [E] wording.
+        Err(SqsError::invalid_value(
+            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+        ))
+    }
+}
+
+impl Engine {
+    pub(super) async fn create_queue(
+        &self,
+        ctx: &RequestContext,
+        c: CreateQueue,
+    ) -> SqsResult<CreateQueueResult> {
+        if c.queue_name.is_empty() {
+            return Err(SqsError::missing("QueueName"));
+        }
+        // A `.fifo` name without FifoQueue=true is a standard queue with a bad name (§6.2).
+        let fifo = attributes::requests_fifo(&c.attributes);
+        validate_name(&c.queue_name, fifo)?;
+        let validated = attributes::validate(&c.attributes, fifo, true)?;
+        let now = self.now();
+        let commit = {
+            let mut st = self.lock();
+            if let Some(id) = st.by_name.get(&c.queue_name) {
+                let q = &st.queues[id];
+                if let Some((name, _)) = validated.iter().find(|(k, v)| {
+                    q.rec
+                        .attributes
+                        .get(k)
+                        .map_or(!v.is_empty(), |cur| cur != v)
+                }) {
+                    return Err(SqsError::new(
+                        ErrorCode::QueueNameExists,
+                        format!(
+                            "A queue already exists with the same name and a different value for attribute {name}"
+                        ),
+                    ));
+                }
+                return Ok(CreateQueueResult {
+                    queue_url: self.queue_url(ctx, &c.queue_name),
+                });
+            }
+            let mut attrs = attributes::defaults(fifo);
+            attributes::apply(&mut attrs, &validated);
+            let rec = QueueRecord {
+                name: c.queue_name.clone(),
+                fifo,
+                attributes: attrs,
+                tags: c.tags.into_iter().collect(),
+                created_s: now / 1000,
+                modified_s: now / 1000,
+            };
+            let id = st.next_queue_id;
+            st.next_queue_id += 1;
+            let q = Queue::new(id, rec);
+            let op = q.put_op();
+            st.by_name.insert(c.queue_name.clone(), id);
+            st.queues.insert(id, q);
+            self.inner.store.submit(vec![op])
+        };
+        self.commit(commit).await?;
+        Ok(CreateQueueResult {
+            queue_url: self.queue_url(ctx, &c.queue_name),
+        })
+    }
+
+    pub(super) fn get_queue_url(
+        &self,
+        ctx: &RequestContext,
+        c: &GetQueueUrl,
+    ) -> SqsResult<GetQueueUrlResult> {
+        if c.queue_name.is_empty() {
+            return Err(SqsError::missing("QueueName"));
+        }
+        if c.queue_owner_aws_account_id
+            .as_deref()
+            .is_some_and(|a| a != self.inner.cfg.account_id)
+        {
+            return Err(SqsError::queue_does_not_exist());
+        }
+        let st = self.lock();
+        if !st.by_name.contains_key(&c.queue_name) {
+            return Err(SqsError::queue_does_not_exist());
+        }
+        Ok(GetQueueUrlResult {
+            queue_url: self.queue_url(ctx, &c.queue_name),
+        })
+    }
+
+    pub(super) fn list_queues(
+        &self,
+        ctx: &RequestContext,
+        c: &ListQueues,
+    ) -> SqsResult<ListQueuesResult> {
+        if let Some(m) = c.max_results
+            && !(1..=1000).contains(&m)
+        {
+            // [E] wording.
+            return Err(SqsError::invalid_param(
+                &m.to_string(),
+                "MaxResults",
+                "MaxResults must be an integer between 1 and 1000.",
+            ));
+        }
+        let after = match &c.next_token {
+            Some(t) => Some(
+                URL_SAFE_NO_PAD
+                    .decode(t)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .ok_or_else(|| SqsError::invalid_param(t, "NextToken", "Invalid token."))?,
+            ),
+            None => None,
+        };
+        let prefix = c.queue_name_prefix.as_deref().unwrap_or("");
+        let mut names: Vec<String> = {
+            let st = self.lock();
+            st.by_name
+                .keys()
+                .filter(|n| n.starts_with(prefix))
+                .filter(|n| after.as_deref().is_none_or(|a| n.as_str() > a))
+                .cloned()
+                .collect()
+        };
+        names.sort_unstable();
+        let limit = c
+            .max_results
+            .map_or(1000, |m| usize::try_from(m).unwrap_or(1000));
+        let more = names.len() > limit;
+        names.truncate(limit);
+        let next_token = (more && c.max_results.is_some())
+            .then(|| names.last().map(|n| URL_SAFE_NO_PAD.encode(n)))
+            .flatten();
+        Ok(ListQueuesResult {
+            queue_urls: names.iter().map(|n| self.queue_url(ctx, n)).collect(),
+            next_token,
+        })
+    }
+
+    pub(super) async fn delete_queue(&self, c: &DeleteQueue) -> SqsResult<()> {
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            if let Some(q) = st.queues.remove(&id) {
+                st.by_name.remove(&q.rec.name);
+                q.notify.notify_waiters();
+            }
+            self.inner.store.submit(vec![Op::DeleteQueue(id)])
+        };
+        self.commit(commit).await
+    }
+
+    pub(super) async fn get_queue_attributes(
+        &self,
+        c: &GetQueueAttributes,
+    ) -> SqsResult<GetQueueAttributesResult> {
+        let now = self.now();
+        let (out, commit) = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            attributes::validate_names(&c.attribute_names)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let mut ops = Vec::new();
+            q.expire(now, &mut ops);
+            q.promote(now);
+            let all = c.attribute_names.iter().any(|n| n == "All");
+            let wanted = |n: &str| all || c.attribute_names.iter().any(|w| w == n);
+            let mut out: Vec<(String, String)> = Vec::new();
+            let computed = [
+                ("ApproximateNumberOfMessages", q.ready.len().to_string()),
+                ("ApproximateNumberOfMessagesDelayed", q.delayed.to_string()),
+                (
+                    "ApproximateNumberOfMessagesNotVisible",
+                    q.inflight.to_string(),
+                ),
+                ("CreatedTimestamp", q.rec.created_s.to_string()),
+                ("LastModifiedTimestamp", q.rec.modified_s.to_string()),
+                ("QueueArn", self.queue_arn(&q.rec.name)),
+            ];
+            for (k, v) in computed {
+                if wanted(k) {
+                    out.push((k.to_owned(), v));
+                }
+            }
+            for (k, v) in &q.rec.attributes {
+                if wanted(k) {
+                    out.push((k.clone(), v.clone()));
+                }
+            }
+            out.sort();
+            (out, self.inner.store.submit(ops))
+        };
+        self.commit(commit).await?;
+        Ok(GetQueueAttributesResult { attributes: out })
+    }
+
+    pub(super) async fn set_queue_attributes(&self, c: &SetQueueAttributes) -> SqsResult<()> {
+        let now = self.now();
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let validated = attributes::validate(&c.attributes, q.rec.fifo, false)?;
+            attributes::apply(&mut q.rec.attributes, &validated);
+            q.rec.modified_s = now / 1000;
+            q.refresh_settings();
+            // A shorter wait or delay may make messages receivable sooner for parked polls.
+            q.notify.notify_waiters();
+            self.inner.store.submit(vec![q.put_op()])
+        };
+        self.commit(commit).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::validate_name;
+
+    #[test]
+    fn names() {
+        assert!(validate_name("jobs-1_a", false).is_ok());
+        assert!(validate_name("jobs.fifo", true).is_ok());
+        assert!(validate_name("jobs.fifo", false).is_err());
+        assert!(validate_name("jobs", true).is_err());
+        assert!(validate_name("a/b", false).is_err());
+        assert!(validate_name(&"a".repeat(80), false).is_ok());
+        assert!(validate_name(&"a".repeat(81), false).is_err());
+        assert!(validate_name(&format!("{}.fifo", "a".repeat(75)), true).is_ok());
+        assert!(validate_name(&format!("{}.fifo", "a".repeat(76)), true).is_err());
+    }
+}

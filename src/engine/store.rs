@@ -1,0 +1,426 @@
+//! Engine layer: redb tables, on-disk records, and the group-commit writer.
+//!
+//! All writes go through one writer thread. It drains every pending job into one write
+//! transaction and commits once, then acknowledges each job; a durable reply is sent only after
+//! that acknowledgement (house-style "Durable means group commit"). With a data directory the
+//! commits are `Durability::Immediate`; without one the database lives in a temporary file and
+//! commits with `Durability::None`, so both modes run the same code.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+
+use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{Deserialize, Serialize};
+use tokio::sync::oneshot;
+
+use crate::command::MessageAttributes;
+
+/// Schema version and other small settings, by name.
+const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+/// Queue id → [`QueueRecord`].
+const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
+/// (queue id, seq) → [`MessageRecord`]: what never changes after the send.
+const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
+/// (queue id, seq) → [`StateRecord`]: visibility and receive counters, rewritten on receive.
+const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("message_state");
+
+/// The on-disk format version. Bump it on any change to the tables or records.
+pub const SCHEMA_VERSION: u32 = 1;
+const SCHEMA_KEY: &str = "schema_version";
+/// Most jobs folded into one commit.
+const MAX_BATCH: usize = 4096;
+
+/// A queue as persisted.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct QueueRecord {
+    /// Queue name.
+    pub name: String,
+    /// FIFO or standard.
+    pub fifo: bool,
+    /// Stored attributes (only the ones that are set).
+    pub attributes: BTreeMap<String, String>,
+    /// Tags.
+    pub tags: BTreeMap<String, String>,
+    /// Epoch seconds.
+    pub created_s: u64,
+    /// Epoch seconds.
+    pub modified_s: u64,
+}
+
+/// The immutable part of a message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MessageRecord {
+    /// Message id (UUID).
+    pub id: String,
+    /// Body.
+    pub body: String,
+    /// User attributes.
+    pub attributes: MessageAttributes,
+    /// `AWSTraceHeader`, when sent.
+    pub trace_header: Option<String>,
+    /// Epoch milliseconds.
+    pub sent_ms: u64,
+    /// Group id (FIFO, or fair standard queues).
+    pub group_id: Option<String>,
+    /// FIFO deduplication id.
+    pub dedup_id: Option<String>,
+    /// FIFO sequence number.
+    pub sequence_number: Option<u128>,
+    /// Set when the message was moved here from a source queue.
+    pub dead_letter_source_arn: Option<String>,
+    /// MD5 of the body.
+    pub md5_of_body: String,
+    /// Sender id.
+    pub sender_id: String,
+}
+
+/// The mutable part of a message.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+pub struct StateRecord {
+    /// When the message next becomes visible (epoch ms).
+    pub visible_at_ms: u64,
+    /// Receives so far.
+    pub receive_count: u32,
+    /// First receive (epoch ms).
+    pub first_receive_ms: Option<u64>,
+    /// Latest receive (epoch ms), for the 12-hour visibility cap.
+    pub last_receive_ms: Option<u64>,
+    /// Nonce of the latest receive; 0 before the first.
+    pub nonce: u64,
+}
+
+/// One change to persist.
+#[derive(Debug)]
+pub enum Op {
+    /// Insert or replace a queue record.
+    PutQueue(u64, Vec<u8>),
+    /// Remove a queue and all its messages.
+    DeleteQueue(u64),
+    /// Remove all messages of a queue, keeping the queue.
+    ClearQueue(u64),
+    /// Insert a message record.
+    PutMessage(u64, u64, Vec<u8>),
+    /// Insert or replace a message state.
+    PutState(u64, u64, Vec<u8>),
+    /// Remove a message.
+    DeleteMessage(u64, u64),
+}
+
+/// Errors opening or using the store. Shown to the operator, never to clients.
+#[derive(Debug)]
+pub enum StoreError {
+    /// The data directory could not be created or written.
+    Dir(PathBuf, std::io::Error),
+    /// Another process holds the database.
+    Busy(PathBuf),
+    /// The file was written by another schema version.
+    Schema {
+        /// Path of the database file.
+        path: PathBuf,
+        /// Version found.
+        found: u32,
+    },
+    /// redb reported an error (corrupt file and the like).
+    Redb(String),
+    /// A record could not be decoded.
+    Decode(String),
+    /// The writer thread has stopped.
+    Closed,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StoreError::Dir(p, e) => write!(f, "data directory {} is not usable: {e}", p.display()),
+            StoreError::Busy(p) => write!(
+                f,
+                "data file {} is already in use by another localsqs process",
+                p.display()
+            ),
+            StoreError::Schema { path, found } => write!(
+                f,
+                "data file {} has schema version {found}, but this localsqs reads version {SCHEMA_VERSION}; use a matching localsqs or another --data-dir",
+                path.display()
+            ),
+            StoreError::Redb(e) => write!(f, "storage error: {e}"),
+            StoreError::Decode(e) => write!(f, "stored record is unreadable: {e}"),
+            StoreError::Closed => write!(f, "storage writer has stopped"),
+        }
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+fn redb_err(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Redb(e.to_string())
+}
+
+/// Encodes a record for storage.
+#[must_use]
+pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    // postcard only fails on writer errors, which a Vec never raises.
+    postcard::to_stdvec(v).unwrap_or_default()
+}
+
+/// Decodes a stored record.
+pub fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
+    postcard::from_bytes(b).map_err(|e| StoreError::Decode(e.to_string()))
+}
+
+/// Everything read back at start-up.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Queue id → record.
+    pub queues: Vec<(u64, QueueRecord)>,
+    /// (queue id, seq) → records.
+    pub messages: Vec<(u64, u64, MessageRecord, StateRecord)>,
+}
+
+struct Job {
+    ops: Vec<Op>,
+    ack: Option<oneshot::Sender<Result<(), String>>>,
+}
+
+/// Handle to the writer thread.
+#[derive(Debug)]
+pub struct Store {
+    tx: mpsc::Sender<Job>,
+    durable: bool,
+    // Keeps the temporary file of an ephemeral store alive.
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl std::fmt::Debug for Job {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Job({} ops)", self.ops.len())
+    }
+}
+
+/// A pending acknowledgement of submitted ops.
+#[derive(Debug)]
+pub struct Commit(Option<oneshot::Receiver<Result<(), String>>>);
+
+impl Commit {
+    /// A commit that is already done (nothing was written).
+    #[must_use]
+    pub fn done() -> Self {
+        Self(None)
+    }
+
+    /// Waits until the ops are committed (durably, in durable mode).
+    pub async fn wait(self) -> Result<(), StoreError> {
+        match self.0 {
+            None => Ok(()),
+            Some(rx) => match rx.await {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(StoreError::Redb(e)),
+                Err(_) => Err(StoreError::Closed),
+            },
+        }
+    }
+}
+
+impl Store {
+    /// Opens (or creates) the store. `dir = None` means an ephemeral store in a temporary file.
+    pub fn open(dir: Option<&Path>, cache_bytes: usize) -> Result<(Store, Loaded), StoreError> {
+        let (path, temp, durable) = match dir {
+            Some(d) => {
+                std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
+                probe_writable(d)?;
+                (d.join("localsqs.redb"), None, true)
+            }
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("localsqs-")
+                    .tempdir()
+                    .map_err(|e| StoreError::Dir(std::env::temp_dir(), e))?;
+                (t.path().join("localsqs.redb"), Some(t), false)
+            }
+        };
+        let db = Database::builder()
+            .set_cache_size(cache_bytes)
+            .create(&path)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.clone()),
+                other => StoreError::Redb(format!("{}: {other}", path.display())),
+            })?;
+        init_schema(&db, &path)?;
+        let loaded = load(&db)?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("localsqs-writer".into())
+            .spawn(move || writer(&db, &rx, durable))
+            .map_err(|e| StoreError::Redb(e.to_string()))?;
+        Ok((
+            Store {
+                tx,
+                durable,
+                _temp: temp,
+            },
+            loaded,
+        ))
+    }
+
+    /// Whether commits reach the disk before they are acknowledged.
+    #[must_use]
+    pub fn durable(&self) -> bool {
+        self.durable
+    }
+
+    /// Queues ops for the next group commit. Call while holding the engine lock, so that the
+    /// writer sees changes in the order they were made.
+    pub fn submit(&self, ops: Vec<Op>) -> Commit {
+        if ops.is_empty() {
+            return Commit::done();
+        }
+        let (ack, rx) = oneshot::channel();
+        if self
+            .tx
+            .send(Job {
+                ops,
+                ack: Some(ack),
+            })
+            .is_err()
+        {
+            return Commit(None);
+        }
+        Commit(Some(rx))
+    }
+}
+
+fn probe_writable(dir: &Path) -> Result<(), StoreError> {
+    let probe = dir.join(".localsqs-write-probe");
+    std::fs::write(&probe, b"ok").map_err(|e| StoreError::Dir(dir.to_owned(), e))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
+    let txn = db.begin_write().map_err(redb_err)?;
+    {
+        let mut meta = txn.open_table(META).map_err(redb_err)?;
+        let found = meta
+            .get(SCHEMA_KEY)
+            .map_err(redb_err)?
+            .map(|v| v.value().try_into().map(u32::from_be_bytes));
+        match found {
+            Some(Ok(SCHEMA_VERSION)) => {}
+            Some(Ok(found)) => {
+                return Err(StoreError::Schema {
+                    path: path.to_owned(),
+                    found,
+                });
+            }
+            Some(Err(_)) => {
+                return Err(StoreError::Schema {
+                    path: path.to_owned(),
+                    found: 0,
+                });
+            }
+            None => {
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())
+                    .map_err(redb_err)?;
+            }
+        }
+        txn.open_table(QUEUES).map_err(redb_err)?;
+        txn.open_table(MESSAGES).map_err(redb_err)?;
+        txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+    }
+    txn.commit().map_err(redb_err)
+}
+
+fn load(db: &Database) -> Result<Loaded, StoreError> {
+    let txn = db.begin_read().map_err(redb_err)?;
+    let mut out = Loaded::default();
+    let queues = txn.open_table(QUEUES).map_err(redb_err)?;
+    for row in queues.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        out.queues.push((k.value(), decode(v.value())?));
+    }
+    let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
+    let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+    for row in messages.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        let (q, s) = k.value();
+        let state = match states.get((q, s)).map_err(redb_err)? {
+            Some(st) => decode(st.value())?,
+            None => StateRecord::default(),
+        };
+        out.messages.push((q, s, decode(v.value())?, state));
+    }
+    Ok(out)
+}
+
+fn writer(db: &Database, rx: &mpsc::Receiver<Job>, durable: bool) {
+    while let Ok(first) = rx.recv() {
+        let mut jobs = vec![first];
+        while jobs.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(j) => jobs.push(j),
+                Err(_) => break,
+            }
+        }
+        let result = apply(db, &jobs, durable).map_err(|e| {
+            tracing::error!(error = %e, "commit failed");
+            e.to_string()
+        });
+        for job in jobs {
+            if let Some(ack) = job.ack {
+                let _ = ack.send(result.clone());
+            }
+        }
+    }
+}
+
+fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
+    let mut txn = db.begin_write().map_err(redb_err)?;
+    txn.set_durability(if durable {
+        Durability::Immediate
+    } else {
+        Durability::None
+    })
+    .map_err(redb_err)?;
+    {
+        let mut queues = txn.open_table(QUEUES).map_err(redb_err)?;
+        let mut messages = txn.open_table(MESSAGES).map_err(redb_err)?;
+        let mut states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+        for op in jobs.iter().flat_map(|j| &j.ops) {
+            match op {
+                Op::PutQueue(id, rec) => {
+                    queues.insert(*id, rec.as_slice()).map_err(redb_err)?;
+                }
+                Op::DeleteQueue(id) => {
+                    queues.remove(*id).map_err(redb_err)?;
+                    messages
+                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
+                        .map_err(redb_err)?;
+                    states
+                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
+                        .map_err(redb_err)?;
+                }
+                Op::ClearQueue(id) => {
+                    messages
+                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
+                        .map_err(redb_err)?;
+                    states
+                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
+                        .map_err(redb_err)?;
+                }
+                Op::PutMessage(q, s, rec) => {
+                    messages
+                        .insert((*q, *s), rec.as_slice())
+                        .map_err(redb_err)?;
+                }
+                Op::PutState(q, s, rec) => {
+                    states.insert((*q, *s), rec.as_slice()).map_err(redb_err)?;
+                }
+                Op::DeleteMessage(q, s) => {
+                    messages.remove((*q, *s)).map_err(redb_err)?;
+                    states.remove((*q, *s)).map_err(redb_err)?;
+                }
+            }
+        }
+    }
+    txn.commit().map_err(redb_err)
+}

@@ -1,0 +1,246 @@
+//! Shared by every layer: the one `SqsError` type and the one `ErrorCode` table.
+//!
+//! Each code carries its JSON `__type`, its legacy Query code (also the value of the
+//! `x-amzn-query-error` header), its HTTP status and its fault. Sources:
+//! `../shared/reference/sqs-protocol.md` §5.4 (service model `awsQueryError` traits).
+//! Depends on nothing else in the crate.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// Who is at fault for an error, as AWS reports it in `<Type>` and the query-error header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// The caller sent something wrong (every 4xx).
+    Sender,
+    /// The service failed (5xx).
+    Receiver,
+}
+
+impl Fault {
+    /// The wire spelling.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Fault::Sender => "Sender",
+            Fault::Receiver => "Receiver",
+        }
+    }
+}
+
+/// The wire facts of one error code.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorSpec {
+    /// JSON `__type`, namespace included.
+    pub json_type: &'static str,
+    /// Query `<Code>` and the code part of `x-amzn-query-error`.
+    pub legacy_code: &'static str,
+    /// HTTP status on both protocols.
+    pub status: u16,
+    /// Sender or Receiver.
+    pub fault: Fault,
+}
+
+macro_rules! error_codes {
+    ($( $(#[$doc:meta])* $name:ident => ($json:expr, $legacy:expr, $status:expr, $fault:ident) ),* $(,)?) => {
+        /// Every error localsqs can answer with. One row per code; see [`ErrorCode::spec`].
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum ErrorCode {
+            $( $(#[$doc])* $name, )*
+        }
+
+        impl ErrorCode {
+            /// All codes, in table order.
+            pub const ALL: &'static [ErrorCode] = &[ $( ErrorCode::$name, )* ];
+
+            /// The wire facts of this code.
+            #[must_use]
+            pub fn spec(self) -> ErrorSpec {
+                match self {
+                    $( ErrorCode::$name => ErrorSpec {
+                        json_type: $json,
+                        legacy_code: $legacy,
+                        status: $status,
+                        fault: Fault::$fault,
+                    }, )*
+                }
+            }
+        }
+    };
+}
+
+error_codes! {
+    /// Queue missing; the message differs per protocol (§5.5, G-12).
+    QueueDoesNotExist => ("com.amazonaws.sqs#QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", 400, Sender),
+    /// CreateQueue with a different attribute value.
+    QueueNameExists => ("com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists", 400, Sender),
+    /// CreateQueue within 60 s of DeleteQueue.
+    QueueDeletedRecently => ("com.amazonaws.sqs#QueueDeletedRecently", "AWS.SimpleQueueService.QueueDeletedRecently", 400, Sender),
+    /// A second PurgeQueue within 60 s.
+    PurgeQueueInProgress => ("com.amazonaws.sqs#PurgeQueueInProgress", "AWS.SimpleQueueService.PurgeQueueInProgress", 403, Sender),
+    /// Batch with no entries.
+    EmptyBatchRequest => ("com.amazonaws.sqs#EmptyBatchRequest", "AWS.SimpleQueueService.EmptyBatchRequest", 400, Sender),
+    /// Batch with more than 10 entries.
+    TooManyEntriesInBatchRequest => ("com.amazonaws.sqs#TooManyEntriesInBatchRequest", "AWS.SimpleQueueService.TooManyEntriesInBatchRequest", 400, Sender),
+    /// Two batch entries share an Id.
+    BatchEntryIdsNotDistinct => ("com.amazonaws.sqs#BatchEntryIdsNotDistinct", "AWS.SimpleQueueService.BatchEntryIdsNotDistinct", 400, Sender),
+    /// A batch entry Id has bad characters or length.
+    InvalidBatchEntryId => ("com.amazonaws.sqs#InvalidBatchEntryId", "AWS.SimpleQueueService.InvalidBatchEntryId", 400, Sender),
+    /// SendMessageBatch over 1 MiB in total.
+    BatchRequestTooLong => ("com.amazonaws.sqs#BatchRequestTooLong", "AWS.SimpleQueueService.BatchRequestTooLong", 400, Sender),
+    /// Modeled but practically never returned (§6.8).
+    MessageNotInflight => ("com.amazonaws.sqs#MessageNotInflight", "AWS.SimpleQueueService.MessageNotInflight", 400, Sender),
+    /// An action this server does not implement yet.
+    UnsupportedOperation => ("com.amazonaws.sqs#UnsupportedOperation", "AWS.SimpleQueueService.UnsupportedOperation", 400, Sender),
+    /// A receipt handle that is garbage or belongs to another queue.
+    ReceiptHandleIsInvalid => ("com.amazonaws.sqs#ReceiptHandleIsInvalid", "ReceiptHandleIsInvalid", 404, Sender),
+    /// Deprecated; kept for completeness of the table.
+    InvalidIdFormat => ("com.amazonaws.sqs#InvalidIdFormat", "InvalidIdFormat", 400, Sender),
+    /// Unknown or misplaced queue attribute name.
+    InvalidAttributeName => ("com.amazonaws.sqs#InvalidAttributeName", "InvalidAttributeName", 400, Sender),
+    /// Queue attribute value out of range.
+    InvalidAttributeValue => ("com.amazonaws.sqs#InvalidAttributeValue", "InvalidAttributeValue", 400, Sender),
+    /// Message body with characters outside the allowed set.
+    InvalidMessageContents => ("com.amazonaws.sqs#InvalidMessageContents", "InvalidMessageContents", 400, Sender),
+    /// A quota was exceeded.
+    OverLimit => ("com.amazonaws.sqs#OverLimit", "OverLimit", 403, Sender),
+    /// Throttled.
+    RequestThrottled => ("com.amazonaws.sqs#RequestThrottled", "RequestThrottled", 403, Sender),
+    /// The queue URL points at another endpoint.
+    InvalidAddress => ("com.amazonaws.sqs#InvalidAddress", "InvalidAddress", 404, Sender),
+    /// Request not over HTTPS or not signed correctly.
+    InvalidSecurity => ("com.amazonaws.sqs#InvalidSecurity", "InvalidSecurity", 403, Sender),
+    /// Move-task resource missing.
+    ResourceNotFoundException => ("com.amazonaws.sqs#ResourceNotFoundException", "ResourceNotFoundException", 404, Sender),
+    /// KMS access denied.
+    KmsAccessDenied => ("com.amazonaws.sqs#KmsAccessDenied", "KMS.AccessDeniedException", 400, Sender),
+    /// KMS key disabled.
+    KmsDisabled => ("com.amazonaws.sqs#KmsDisabled", "KMS.DisabledException", 400, Sender),
+    /// KMS key usage invalid.
+    KmsInvalidKeyUsage => ("com.amazonaws.sqs#KmsInvalidKeyUsage", "KMS.InvalidKeyUsageException", 400, Sender),
+    /// KMS key state invalid.
+    KmsInvalidState => ("com.amazonaws.sqs#KmsInvalidState", "KMS.InvalidStateException", 400, Sender),
+    /// KMS key not found.
+    KmsNotFound => ("com.amazonaws.sqs#KmsNotFound", "KMS.NotFoundException", 400, Sender),
+    /// KMS opt-in required.
+    KmsOptInRequired => ("com.amazonaws.sqs#KmsOptInRequired", "KMS.OptInRequired", 403, Sender),
+    /// KMS throttled.
+    KmsThrottled => ("com.amazonaws.sqs#KmsThrottled", "KMS.ThrottlingException", 400, Sender),
+    /// Generic range/format validation failure (coral shape).
+    InvalidParameterValue => ("com.amazon.coral.service#InvalidParameterValueException", "InvalidParameterValue", 400, Sender),
+    /// A required parameter is absent (coral shape).
+    MissingParameter => ("com.amazon.coral.service#MissingRequiredParameterException", "MissingParameter", 400, Sender),
+    /// Access denied (coral shape) [E].
+    AccessDenied => ("com.amazon.coral.service#AccessDeniedException", "AccessDenied", 403, Sender),
+    /// Query: unknown `Action` (§1.4).
+    InvalidAction => ("com.amazon.coral.service#InvalidActionException", "InvalidAction", 400, Sender),
+    /// JSON: unknown `X-Amz-Target` operation (§1.4) [E].
+    UnknownOperation => ("com.amazon.coral.service#UnknownOperationException", "UnknownOperationException", 400, Sender),
+    /// JSON: a body that is not valid JSON or has wrongly typed members [E].
+    SerializationException => ("com.amazon.coral.service#SerializationException", "SerializationException", 400, Sender),
+    /// The request body is larger than the server accepts [E].
+    RequestEntityTooLarge => ("com.amazon.coral.service#RequestEntityTooLargeException", "RequestEntityTooLarge", 413, Sender),
+    /// Storage or other internal failure; the cause is logged, never sent.
+    InternalError => ("com.amazon.coral.service#InternalFailure", "InternalError", 500, Receiver),
+}
+
+/// An SQS error: a code from the table plus the exact message AWS sends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqsError {
+    /// Which row of the table.
+    pub code: ErrorCode,
+    /// The human-readable message, exactly as AWS words it.
+    pub message: Cow<'static, str>,
+}
+
+/// The JSON-protocol text for a missing queue (§5.5).
+pub const NON_EXISTENT_QUEUE_JSON: &str = "The specified queue does not exist.";
+/// The Query-protocol text for a missing queue (§5.5, G-12).
+pub const NON_EXISTENT_QUEUE_QUERY: &str =
+    "The specified queue does not exist for this wsdl version.";
+
+impl SqsError {
+    /// An error with the given code and message.
+    pub fn new(code: ErrorCode, message: impl Into<Cow<'static, str>>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// `QueueDoesNotExist`; the wire layer swaps in the Query wording when needed.
+    #[must_use]
+    pub fn queue_does_not_exist() -> Self {
+        Self::new(ErrorCode::QueueDoesNotExist, NON_EXISTENT_QUEUE_JSON)
+    }
+
+    /// `MissingParameter`: `The request must contain the parameter X.`
+    #[must_use]
+    pub fn missing(param: &str) -> Self {
+        Self::new(
+            ErrorCode::MissingParameter,
+            format!("The request must contain the parameter {param}."),
+        )
+    }
+
+    /// `InvalidParameterValue` with a free-form message.
+    pub fn invalid_value(message: impl Into<Cow<'static, str>>) -> Self {
+        Self::new(ErrorCode::InvalidParameterValue, message)
+    }
+
+    /// `InvalidParameterValue`: `Value V for parameter P is invalid. Reason: R`
+    #[must_use]
+    pub fn invalid_param(value: &str, param: &str, reason: &str) -> Self {
+        Self::invalid_value(format!(
+            "Value {value} for parameter {param} is invalid. Reason: {reason}"
+        ))
+    }
+
+    /// `InternalError` (500). The cause is logged here and never sent to the client.
+    pub fn internal(cause: impl fmt::Display) -> Self {
+        tracing::error!(%cause, "internal error");
+        Self::new(
+            ErrorCode::InternalError,
+            "We encountered an internal error. Please try again.",
+        )
+    }
+}
+
+impl fmt::Display for SqsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code.spec().legacy_code, self.message)
+    }
+}
+
+impl std::error::Error for SqsError {}
+
+/// Shorthand used throughout the crate.
+pub type SqsResult<T> = Result<T, SqsError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_match_the_model() {
+        assert_eq!(ErrorCode::PurgeQueueInProgress.spec().status, 403);
+        assert_eq!(ErrorCode::ReceiptHandleIsInvalid.spec().status, 404);
+        assert_eq!(ErrorCode::ResourceNotFoundException.spec().status, 404);
+        assert_eq!(ErrorCode::OverLimit.spec().status, 403);
+        assert_eq!(ErrorCode::InternalError.spec().fault, Fault::Receiver);
+    }
+
+    #[test]
+    fn every_sqs_shape_is_namespaced() {
+        for code in ErrorCode::ALL {
+            let spec = code.spec();
+            assert!(spec.json_type.contains('#'), "{code:?}");
+            assert!(!spec.legacy_code.is_empty());
+            assert_eq!(
+                spec.status >= 500,
+                spec.fault == Fault::Receiver,
+                "{code:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,20 @@
+//! localsqs: a single-binary, wire-compatible Amazon SQS emulator.
+//!
+//! # Layout
+//!
+//! Layers point one way: `server → wire → command ← engine`.
+//!
+//! - [`server`]: hyper accept loop, body limit, request ids, graceful shutdown.
+//! - [`wire`]: the AWS Query and AWS JSON 1.0 protocols: decoding requests into
+//!   [`command::Command`]s and encoding [`command::Reply`]s and [`error::SqsError`]s.
+//! - [`command`]: protocol-neutral request/result types, the action table, validation, checksums.
+//! - [`engine`]: queues and messages, kept in memory and persisted to redb with group commit.
+//! - [`error`]: the one error type and code table, shared by all layers.
+
+pub mod command;
+pub mod engine;
+pub mod error;
+pub mod server;
+pub mod wire;
+
+pub use server::{Config, RunningServer, Server};

@@ -1,0 +1,99 @@
+//! Server layer: the `localsqs` binary: flags and environment → [`localsqs::Server`].
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use localsqs::server::{Config, DEFAULT_MAX_REQUEST_BYTES};
+
+/// A single-binary, wire-compatible Amazon SQS emulator.
+#[derive(Debug, Parser)]
+#[command(version, about)]
+struct Flags {
+    /// Address to listen on.
+    #[arg(long, env = "LOCALSQS_HOST", default_value = "127.0.0.1")]
+    host: String,
+    /// Port to listen on.
+    #[arg(long, env = "LOCALSQS_PORT", default_value_t = 9324)]
+    port: u16,
+    /// Keep state durably in this directory (default: in memory).
+    #[arg(long, env = "LOCALSQS_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Region used in queue ARNs.
+    #[arg(long, env = "LOCALSQS_REGION", default_value = "us-east-1")]
+    region: String,
+    /// Account id used in queue URLs and ARNs.
+    #[arg(long, env = "LOCALSQS_ACCOUNT_ID", default_value = "000000000000")]
+    account_id: String,
+    /// Host[:port] to put in queue URLs instead of the request's Host header.
+    #[arg(long, env = "LOCALSQS_QUEUE_HOST")]
+    queue_host: Option<String>,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "LOCALSQS_MAX_REQUEST_BYTES", default_value_t = DEFAULT_MAX_REQUEST_BYTES)]
+    max_request_bytes: usize,
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let f = Flags::parse();
+    let config = Config {
+        host: f.host,
+        port: f.port,
+        data_dir: f.data_dir,
+        region: f.region,
+        account_id: f.account_id,
+        queue_host: f.queue_host,
+        max_request_bytes: f.max_request_bytes,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("localsqs: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(run(config))
+}
+
+async fn run(config: Config) -> ExitCode {
+    let mode = config.data_dir.as_ref().map_or_else(
+        || "in memory".to_owned(),
+        |d| format!("durable in {}", d.display()),
+    );
+    let server = match localsqs::Server::with_config(config).start().await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("localsqs: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    tracing::info!(endpoint = %server.endpoint(), %mode, "localsqs is serving");
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    server.shutdown().await;
+    tracing::info!("stopped");
+    ExitCode::SUCCESS
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}

@@ -1,0 +1,219 @@
+//! Wire layer: the AWS Query response writer (XML), its envelopes and its error body (§3.1, §5.1).
+//!
+//! Written by hand into a `String`: the envelope is fixed and the escaping rules are SQS's own
+//! (`"` as `&quot;`, carriage return as `&#xD;`, G-7), which generic serializers do not follow.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+
+use super::encode::Out;
+use crate::command::{MessageAttributes, Pairs};
+
+/// The namespace of every SQS Query response.
+pub const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
+
+/// Appends `s` escaped as SQS does.
+pub fn escape_into(buf: &mut String, s: &str) {
+    for c in s.chars() {
+        match c {
+            '&' => buf.push_str("&amp;"),
+            '<' => buf.push_str("&lt;"),
+            '>' => buf.push_str("&gt;"),
+            '"' => buf.push_str("&quot;"),
+            '\r' => buf.push_str("&#xD;"),
+            c => buf.push(c),
+        }
+    }
+}
+
+/// Writes result members as XML elements.
+#[derive(Debug, Default)]
+pub struct XmlOut {
+    /// The XML written so far.
+    pub buf: String,
+}
+
+impl XmlOut {
+    fn element(&mut self, name: &str, text: &str) {
+        self.buf.push('<');
+        self.buf.push_str(name);
+        self.buf.push('>');
+        escape_into(&mut self.buf, text);
+        self.buf.push_str("</");
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+
+    fn open(&mut self, name: &str) {
+        self.buf.push('<');
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+
+    fn close(&mut self, name: &str) {
+        self.buf.push_str("</");
+        self.buf.push_str(name);
+        self.buf.push('>');
+    }
+}
+
+impl Out for XmlOut {
+    fn string(&mut self, name: &str, v: &str) {
+        self.element(name, v);
+    }
+
+    fn int(&mut self, name: &str, v: i64) {
+        self.element(name, &v.to_string());
+    }
+
+    fn boolean(&mut self, name: &str, v: bool) {
+        self.element(name, if v { "true" } else { "false" });
+    }
+
+    fn string_list(&mut self, _json: &str, xml: &str, items: &[String]) {
+        for i in items {
+            self.element(xml, i);
+        }
+    }
+
+    fn string_map(&mut self, _json: &str, xml: &str, key: &str, value: &str, items: &Pairs) {
+        for (k, v) in items {
+            self.open(xml);
+            self.element(key, k);
+            self.element(value, v);
+            self.close(xml);
+        }
+    }
+
+    fn struct_list(
+        &mut self,
+        _json: &str,
+        xml: &str,
+        n: usize,
+        item: &mut dyn FnMut(usize, &mut dyn Out),
+    ) {
+        for i in 0..n {
+            self.open(xml);
+            item(i, self);
+            self.close(xml);
+        }
+    }
+
+    fn message_attributes(&mut self, _json: &str, xml: &str, attrs: &MessageAttributes) {
+        for (name, v) in attrs {
+            self.open(xml);
+            self.element("Name", name);
+            self.open("Value");
+            if let Some(s) = &v.string_value {
+                self.element("StringValue", s);
+            }
+            if let Some(b) = &v.binary_value {
+                self.element("BinaryValue", &STANDARD.encode(b));
+            }
+            for s in &v.string_list_values {
+                self.element("StringListValue", s);
+            }
+            for b in &v.binary_list_values {
+                self.element("BinaryListValue", &STANDARD.encode(b));
+            }
+            self.element("DataType", &v.data_type);
+            self.close("Value");
+            self.close(xml);
+        }
+    }
+}
+
+/// Wraps result XML in the `<Action>Response` envelope. `result` is `None` for actions without
+/// output; an empty result is written self-closing (`<ReceiveMessageResult/>`, G-16).
+#[must_use]
+pub fn envelope(action: &str, result: Option<&str>, request_id: &str) -> String {
+    let mut s = String::with_capacity(256 + result.map_or(0, str::len));
+    s.push_str("<?xml version=\"1.0\"?><");
+    s.push_str(action);
+    s.push_str("Response xmlns=\"");
+    s.push_str(XMLNS);
+    s.push_str("\">");
+    match result {
+        None => {}
+        Some("") => {
+            s.push('<');
+            s.push_str(action);
+            s.push_str("Result/>");
+        }
+        Some(r) => {
+            s.push('<');
+            s.push_str(action);
+            s.push_str("Result>");
+            s.push_str(r);
+            s.push_str("</");
+            s.push_str(action);
+            s.push_str("Result>");
+        }
+    }
+    s.push_str("<ResponseMetadata><RequestId>");
+    escape_into(&mut s, request_id);
+    s.push_str("</RequestId></ResponseMetadata></");
+    s.push_str(action);
+    s.push_str("Response>");
+    s
+}
+
+/// The `ErrorResponse` body (§5.1).
+#[must_use]
+pub fn error_body(fault: &str, code: &str, message: &str, request_id: &str) -> String {
+    let mut s = String::with_capacity(256 + message.len());
+    s.push_str("<?xml version=\"1.0\"?><ErrorResponse xmlns=\"");
+    s.push_str(XMLNS);
+    s.push_str("\"><Error><Type>");
+    s.push_str(fault);
+    s.push_str("</Type><Code>");
+    escape_into(&mut s, code);
+    s.push_str("</Code><Message>");
+    escape_into(&mut s, message);
+    s.push_str("</Message><Detail/></Error><RequestId>");
+    escape_into(&mut s, request_id);
+    s.push_str("</RequestId></ErrorResponse>");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn envelope_matches_aws_byte_for_byte() {
+        let s = envelope(
+            "DeleteMessage",
+            None,
+            "43c8c5a0-bae0-5851-b839-9343d5f8fa35",
+        );
+        assert_eq!(
+            s,
+            "<?xml version=\"1.0\"?><DeleteMessageResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><ResponseMetadata><RequestId>43c8c5a0-bae0-5851-b839-9343d5f8fa35</RequestId></ResponseMetadata></DeleteMessageResponse>"
+        );
+        // boto3 #2338 reports content-length 215 for this response.
+        assert_eq!(s.len(), 215);
+        assert!(envelope("ReceiveMessage", Some(""), "r").contains("<ReceiveMessageResult/>"));
+    }
+
+    #[test]
+    fn escaping_keeps_carriage_returns_and_quotes() {
+        let mut s = String::new();
+        escape_into(&mut s, "a\"b\r\n<&>");
+        assert_eq!(s, "a&quot;b&#xD;\n&lt;&amp;&gt;");
+    }
+
+    #[test]
+    fn error_envelope() {
+        let s = error_body(
+            "Sender",
+            "AWS.SimpleQueueService.NonExistentQueue",
+            "The specified queue does not exist for this wsdl version.",
+            "d26e8772-3036-5dfb-a868-ca8ba22a0a63",
+        );
+        assert_eq!(
+            s,
+            "<?xml version=\"1.0\"?><ErrorResponse xmlns=\"http://queue.amazonaws.com/doc/2012-11-05/\"><Error><Type>Sender</Type><Code>AWS.SimpleQueueService.NonExistentQueue</Code><Message>The specified queue does not exist for this wsdl version.</Message><Detail/></Error><RequestId>d26e8772-3036-5dfb-a868-ca8ba22a0a63</RequestId></ErrorResponse>"
+        );
+    }
+}
