@@ -31,6 +31,11 @@ struct Flags {
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "LOCALSQS_MAX_REQUEST_BYTES", default_value_t = DEFAULT_MAX_REQUEST_BYTES)]
     max_request_bytes: usize,
+    /// Enforce AWS's 60-second cool-offs: a second PurgeQueue within 60 s fails with
+    /// PurgeQueueInProgress, and re-creating a queue within 60 s of deleting it fails with
+    /// QueueDeletedRecently.
+    #[arg(long, env = "LOCALSQS_ENFORCE_COOLOFFS")]
+    enforce_cooloffs: bool,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +54,7 @@ fn main() -> ExitCode {
         account_id: f.account_id,
         queue_host: f.queue_host,
         max_request_bytes: f.max_request_bytes,
+        enforce_cooloffs: f.enforce_cooloffs,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -44,6 +44,8 @@ pub struct Config {
     pub queue_host: Option<String>,
     /// Largest request body accepted.
     pub max_request_bytes: usize,
+    /// Enforce AWS's 60-second cool-offs after PurgeQueue and DeleteQueue (off by default).
+    pub enforce_cooloffs: bool,
 }
 
 impl Default for Config {
@@ -56,6 +58,7 @@ impl Default for Config {
             account_id: "000000000000".into(),
             queue_host: None,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            enforce_cooloffs: false,
         }
     }
 }
@@ -117,6 +120,13 @@ impl Server {
         self
     }
 
+    /// Enforces AWS's 60-second PurgeQueue and DeleteQueue cool-offs.
+    #[must_use]
+    pub fn enforce_cooloffs(mut self, on: bool) -> Self {
+        self.config.enforce_cooloffs = on;
+        self
+    }
+
     /// Uses this clock instead of the system clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -138,6 +148,7 @@ impl Server {
                 account_id: self.config.account_id.clone(),
                 region: self.config.region.clone(),
                 data_dir: self.config.data_dir.clone(),
+                enforce_cooloffs: self.config.enforce_cooloffs,
                 ..EngineConfig::default()
             },
             self.clock,

@@ -234,6 +234,46 @@ pub fn batch_entry_id(id: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// Most tags a queue may carry [E: AWS only "recommends" 50; LocalStack and moto enforce it].
+pub const MAX_TAGS: usize = 50;
+
+fn tag_chars_ok(s: &str) -> bool {
+    s.chars().all(|c| {
+        c.is_alphanumeric()
+            || c.is_whitespace()
+            || matches!(c, '_' | '.' | ':' | '/' | '=' | '+' | '-' | '@')
+    })
+}
+
+/// Checks tags for TagQueue and CreateQueue (§6.14): keys 1–128 characters, values up to 256,
+/// letters, digits, whitespace and `_ . : / = + - @`, no `aws:` prefix. [E] wordings.
+pub fn tags(tags: &[(String, String)]) -> SqsResult<()> {
+    for (k, v) in tags {
+        if k.is_empty() || k.chars().count() > 128 || !tag_chars_ok(k) {
+            return Err(SqsError::invalid_param(
+                k,
+                "TagKey",
+                "Tag keys must be between 1 and 128 characters and contain only letters, numbers, spaces and _ . : / = + - @.",
+            ));
+        }
+        if k.to_ascii_lowercase().starts_with("aws:") {
+            return Err(SqsError::invalid_param(
+                k,
+                "TagKey",
+                "Tag keys beginning with aws: are reserved for AWS use.",
+            ));
+        }
+        if v.chars().count() > 256 || !tag_chars_ok(v) {
+            return Err(SqsError::invalid_param(
+                v,
+                "TagValue",
+                "Tag values must be at most 256 characters and contain only letters, numbers, spaces and _ . : / = + - @.",
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +373,18 @@ mod tests {
         assert!(batch_entry_id("id_1-a"));
         assert!(!batch_entry_id("id.1"));
         assert!(!batch_entry_id(&"a".repeat(81)));
+    }
+
+    #[test]
+    fn tag_rules() {
+        let t = |k: &str, v: &str| tags(&[(k.to_owned(), v.to_owned())]);
+        assert!(t("team", "").is_ok());
+        assert!(t("a b:c/d=e+f-g@h_i.j", "ok value").is_ok());
+        assert!(t("", "v").is_err());
+        assert!(t("aws:x", "v").is_err());
+        assert!(t(&"k".repeat(129), "v").is_err());
+        assert!(t("k", &"v".repeat(257)).is_err());
+        assert!(t("k#", "v").is_err());
     }
 
     #[test]

@@ -53,57 +53,69 @@ impl Engine {
                 .queues
                 .get_mut(&id)
                 .ok_or_else(SqsError::queue_does_not_exist)?;
-            if q.rec.fifo {
-                return Err(SqsError::new(
-                    ErrorCode::UnsupportedOperation,
-                    "FIFO queues are not supported by localsqs yet.",
-                ));
-            }
-            check_message(q, &c)?;
-            let delay_s = c
-                .delay_seconds
-                .map_or(q.settings.delay, |d| d.unsigned_abs());
-            let trace = c
-                .message_system_attributes
-                .get("AWSTraceHeader")
-                .and_then(|v| v.string_value.clone())
-                .or_else(|| ctx.trace_header.clone());
-            let md5_body = md5_hex(c.message_body.as_bytes());
-            let result = SendMessageResult {
-                md5_of_message_body: md5_body.clone(),
-                md5_of_message_attributes: md5_of_map(&c.message_attributes),
-                md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
-                message_id: self.inner.ids.uuid(),
-                sequence_number: None,
-            };
-            let sent_ms = now.max(q.last_sent_ms);
-            let rec = MessageRecord {
-                id: result.message_id.clone(),
-                body: c.message_body,
-                attributes: c.message_attributes,
-                trace_header: trace,
-                sent_ms,
-                group_id: c.message_group_id,
-                dedup_id: None,
-                sequence_number: None,
-                dead_letter_source_arn: None,
-                md5_of_body: md5_body,
-                sender_id: self.inner.cfg.account_id.clone(),
-            };
-            let state = StateRecord {
-                visible_at_ms: sent_ms + delay_s * 1000,
-                ..StateRecord::default()
-            };
-            let seq = q.next_seq;
-            let ops = vec![
-                Op::PutMessage(q.id, seq, encode(&rec)),
-                Op::PutState(q.id, seq, encode(&state)),
-            ];
-            q.insert(seq, Arc::new(rec), state, now);
+            let mut ops = Vec::with_capacity(2);
+            let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
             q.notify.notify_waiters();
             (result, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
+        Ok(result)
+    }
+
+    /// Validates one message and adds it to the queue, pushing the ops that persist it.
+    /// `batch` selects the per-entry wording of the size error (§5.5).
+    pub(super) fn enqueue(
+        &self,
+        q: &mut Queue,
+        ctx: &RequestContext,
+        c: SendMessage,
+        now: u64,
+        batch: bool,
+        ops: &mut Vec<Op>,
+    ) -> SqsResult<SendMessageResult> {
+        if q.rec.fifo {
+            return Err(SqsError::new(
+                ErrorCode::UnsupportedOperation,
+                "FIFO queues are not supported by localsqs yet.",
+            ));
+        }
+        check_message(q, &c, batch)?;
+        let delay_s = c.delay_seconds.map_or(q.settings.delay, i64::unsigned_abs);
+        let trace = c
+            .message_system_attributes
+            .get("AWSTraceHeader")
+            .and_then(|v| v.string_value.clone())
+            .or_else(|| ctx.trace_header.clone());
+        let md5_body = md5_hex(c.message_body.as_bytes());
+        let result = SendMessageResult {
+            md5_of_message_body: md5_body.clone(),
+            md5_of_message_attributes: md5_of_map(&c.message_attributes),
+            md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
+            message_id: self.inner.ids.uuid(),
+            sequence_number: None,
+        };
+        let sent_ms = now.max(q.last_sent_ms);
+        let rec = MessageRecord {
+            id: result.message_id.clone(),
+            body: c.message_body,
+            attributes: c.message_attributes,
+            trace_header: trace,
+            sent_ms,
+            group_id: c.message_group_id,
+            dedup_id: None,
+            sequence_number: None,
+            dead_letter_source_arn: None,
+            md5_of_body: md5_body,
+            sender_id: self.inner.cfg.account_id.clone(),
+        };
+        let state = StateRecord {
+            visible_at_ms: sent_ms + delay_s * 1000,
+            ..StateRecord::default()
+        };
+        let seq = q.next_seq;
+        ops.push(Op::PutMessage(q.id, seq, encode(&rec)));
+        ops.push(Op::PutState(q.id, seq, encode(&state)));
+        q.insert(seq, Arc::new(rec), state, now);
         Ok(result)
     }
 
@@ -155,17 +167,26 @@ impl Engine {
                 .queues
                 .get_mut(&id)
                 .ok_or_else(SqsError::queue_does_not_exist)?;
-            let r = decode_handle(&c.receipt_handle, q.id)?;
-            // Standard queues accept stale handles and repeated deletes (§6.8).
-            if q.remove(r.seq).is_some() {
-                self.inner
-                    .store
-                    .submit(vec![Op::DeleteMessage(q.id, r.seq)])
-            } else {
-                super::store::Commit::done()
-            }
+            let mut ops = Vec::with_capacity(1);
+            self.delete_one(q, &c.receipt_handle, &mut ops)?;
+            self.inner.store.submit(ops)
         };
         self.commit(commit).await
+    }
+
+    /// Deletes the message a receipt handle points at. Standard queues accept stale handles
+    /// and repeated deletes (§6.8).
+    pub(super) fn delete_one(
+        &self,
+        q: &mut Queue,
+        handle: &str,
+        ops: &mut Vec<Op>,
+    ) -> SqsResult<()> {
+        let r = decode_handle(handle, q.id)?;
+        if q.remove(r.seq).is_some() {
+            ops.push(Op::DeleteMessage(q.id, r.seq));
+        }
+        Ok(())
     }
 
     pub(super) async fn change_message_visibility(
@@ -189,7 +210,7 @@ impl Engine {
 }
 
 /// Validates a send against the queue's limits (§6.3, §6.4, §6.6).
-fn check_message(q: &Queue, c: &SendMessage) -> SqsResult<()> {
+fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
     validate::body(&c.message_body)?;
     if let Some(d) = c.delay_seconds {
         validate::delay_seconds(d)?;
@@ -209,8 +230,13 @@ fn check_message(q: &Queue, c: &SendMessage) -> SqsResult<()> {
     }
     let size = validate::message_size(&c.message_body, &c.message_attributes);
     if size as u64 > q.settings.max_size {
+        let verb = if batch {
+            "cannot be validated"
+        } else {
+            "are invalid"
+        };
         return Err(SqsError::invalid_value(format!(
-            "One or more parameters are invalid. Reason: Message must be shorter than {} bytes.",
+            "One or more parameters {verb}. Reason: Message must be shorter than {} bytes.",
             q.settings.max_size
         )));
     }

@@ -3,8 +3,10 @@
 //! Imports `command` and `error` only; never `wire`, `server`, `hyper` or `quick_xml`.
 //! Every public entry point takes a [`Command`] and returns a [`Reply`] or an [`SqsError`].
 
+mod batch;
 pub mod clock;
 mod message;
+mod metadata;
 mod poll;
 mod queue;
 pub mod receipt;
@@ -34,6 +36,10 @@ pub struct EngineConfig {
     pub data_dir: Option<PathBuf>,
     /// redb page-cache size.
     pub cache_bytes: usize,
+    /// Enforce AWS's two 60-second cool-offs: PurgeQueueInProgress and QueueDeletedRecently
+    /// (§6.13). Off by default, as in LocalStack, because they break test suites that purge
+    /// between tests or reuse queue names.
+    pub enforce_cooloffs: bool,
 }
 
 impl Default for EngineConfig {
@@ -43,6 +49,7 @@ impl Default for EngineConfig {
             region: "us-east-1".into(),
             data_dir: None,
             cache_bytes: 64 << 20,
+            enforce_cooloffs: false,
         }
     }
 }
@@ -53,6 +60,8 @@ pub(crate) struct State {
     by_name: HashMap<String, u64>,
     queues: HashMap<u64, Queue>,
     next_queue_id: u64,
+    /// Deleted queue names → deletion time (epoch ms).
+    tombstones: HashMap<String, u64>,
 }
 
 struct Inner {
@@ -96,6 +105,7 @@ impl Engine {
             st.next_queue_id = st.next_queue_id.max(id + 1);
             st.queues.insert(id, Queue::new(id, rec));
         }
+        st.tombstones.extend(loaded.tombstones);
         for (qid, seq, rec, state) in loaded.messages {
             if let Some(q) = st.queues.get_mut(&qid) {
                 q.insert(seq, Arc::new(rec), state, now);
@@ -171,6 +181,27 @@ impl Engine {
                 .change_message_visibility(&c)
                 .await
                 .map(Reply::ChangeMessageVisibility),
+            Command::SendMessageBatch(c) => self
+                .send_message_batch(ctx, c)
+                .await
+                .map(Reply::SendMessageBatch),
+            Command::DeleteMessageBatch(c) => self
+                .delete_message_batch(&c)
+                .await
+                .map(Reply::DeleteMessageBatch),
+            Command::ChangeMessageVisibilityBatch(c) => self
+                .change_message_visibility_batch(&c)
+                .await
+                .map(Reply::ChangeMessageVisibilityBatch),
+            Command::PurgeQueue(c) => self.purge_queue(&c).await.map(Reply::PurgeQueue),
+            Command::TagQueue(c) => self.tag_queue(&c).await.map(Reply::TagQueue),
+            Command::UntagQueue(c) => self.untag_queue(&c).await.map(Reply::UntagQueue),
+            Command::ListQueueTags(c) => self.list_queue_tags(&c).map(Reply::ListQueueTags),
+            Command::AddPermission(c) => self.add_permission(&c).await.map(Reply::AddPermission),
+            Command::RemovePermission(c) => self
+                .remove_permission(&c)
+                .await
+                .map(Reply::RemovePermission),
             other => Err(unsupported(other.action())),
         }
     }

@@ -11,10 +11,13 @@ use super::store::{Op, QueueRecord};
 use crate::command::attributes;
 use crate::command::{
     CreateQueue, CreateQueueResult, DeleteQueue, GetQueueAttributes, GetQueueAttributesResult,
-    GetQueueUrl, GetQueueUrlResult, ListQueues, ListQueuesResult, RequestContext,
+    GetQueueUrl, GetQueueUrlResult, ListQueues, ListQueuesResult, PurgeQueue, RequestContext,
     SetQueueAttributes,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// AWS's cool-off after DeleteQueue and PurgeQueue (§6.13).
+const COOLOFF_MS: u64 = 60_000;
 
 /// Checks a queue name: 1–80 of `[A-Za-z0-9_-]`, `.fifo` suffix exactly for FIFO queues (§6.2).
 fn validate_name(name: &str, fifo: bool) -> SqsResult<()> {
@@ -58,6 +61,7 @@ impl Engine {
         let fifo = attributes::requests_fifo(&c.attributes);
         validate_name(&c.queue_name, fifo)?;
         let validated = attributes::validate(&c.attributes, fifo, true)?;
+        crate::command::validate::tags(&c.tags)?;
         let now = self.now();
         let commit = {
             let mut st = self.lock();
@@ -80,6 +84,17 @@ impl Engine {
                     queue_url: self.queue_url(ctx, &c.queue_name),
                 });
             }
+            if self.inner.cfg.enforce_cooloffs
+                && st
+                    .tombstones
+                    .get(&c.queue_name)
+                    .is_some_and(|&at| now < at + COOLOFF_MS)
+            {
+                return Err(SqsError::new(
+                    ErrorCode::QueueDeletedRecently,
+                    "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
+                ));
+            }
             let mut attrs = attributes::defaults(fifo);
             attributes::apply(&mut attrs, &validated);
             let rec = QueueRecord {
@@ -89,6 +104,7 @@ impl Engine {
                 tags: c.tags.into_iter().collect(),
                 created_s: now / 1000,
                 modified_s: now / 1000,
+                last_purge_ms: None,
             };
             let id = st.next_queue_id;
             st.next_queue_id += 1;
@@ -178,14 +194,47 @@ impl Engine {
     }
 
     pub(super) async fn delete_queue(&self, c: &DeleteQueue) -> SqsResult<()> {
+        let now = self.now();
         let commit = {
             let mut st = self.lock();
             let id = self.resolve(&st, &c.queue_url)?;
+            let mut ops = vec![Op::DeleteQueue(id)];
             if let Some(q) = st.queues.remove(&id) {
                 st.by_name.remove(&q.rec.name);
+                st.tombstones.insert(q.rec.name.clone(), now);
+                ops.push(Op::PutTombstone(q.rec.name.clone(), now));
                 q.notify.notify_waiters();
             }
-            self.inner.store.submit(vec![Op::DeleteQueue(id)])
+            self.inner.store.submit(ops)
+        };
+        self.commit(commit).await
+    }
+
+    pub(super) async fn purge_queue(&self, c: &PurgeQueue) -> SqsResult<()> {
+        let now = self.now();
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            if self.inner.cfg.enforce_cooloffs
+                && q.rec.last_purge_ms.is_some_and(|at| now < at + COOLOFF_MS)
+            {
+                return Err(SqsError::new(
+                    ErrorCode::PurgeQueueInProgress,
+                    format!(
+                        "Only one PurgeQueue operation on {} is allowed every 60 seconds.",
+                        q.rec.name
+                    ),
+                ));
+            }
+            q.clear();
+            q.rec.last_purge_ms = Some(now);
+            self.inner
+                .store
+                .submit(vec![Op::ClearQueue(id), q.put_op()])
         };
         self.commit(commit).await
     }

@@ -271,6 +271,7 @@ mod tests {
                 tags: Default::default(),
                 created_s: 0,
                 modified_s: 0,
+                last_purge_ms: None,
             },
         )
     }

@@ -25,6 +25,9 @@ const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messa
 /// (queue id, seq) → [`StateRecord`]: visibility and receive counters, rewritten on receive.
 const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("message_state");
 
+/// Queue name → when it was deleted (epoch ms), for the 60-second re-create rule (§6.13).
+const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones");
+
 /// The on-disk format version. Bump it on any change to the tables or records.
 pub const SCHEMA_VERSION: u32 = 1;
 const SCHEMA_KEY: &str = "schema_version";
@@ -46,6 +49,8 @@ pub struct QueueRecord {
     pub created_s: u64,
     /// Epoch seconds.
     pub modified_s: u64,
+    /// Last PurgeQueue (epoch ms), for the 60-second purge rule (§6.13).
+    pub last_purge_ms: Option<u64>,
 }
 
 /// The immutable part of a message.
@@ -105,6 +110,8 @@ pub enum Op {
     PutState(u64, u64, Vec<u8>),
     /// Remove a message.
     DeleteMessage(u64, u64),
+    /// Remember when a queue name was deleted.
+    PutTombstone(String, u64),
 }
 
 /// Errors opening or using the store. Shown to the operator, never to clients.
@@ -175,6 +182,8 @@ pub struct Loaded {
     pub queues: Vec<(u64, QueueRecord)>,
     /// (queue id, seq) → records.
     pub messages: Vec<(u64, u64, MessageRecord, StateRecord)>,
+    /// Deleted queue names and when.
+    pub tombstones: Vec<(String, u64)>,
 }
 
 struct Job {
@@ -326,6 +335,7 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
         txn.open_table(QUEUES).map_err(redb_err)?;
         txn.open_table(MESSAGES).map_err(redb_err)?;
         txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+        txn.open_table(TOMBSTONES).map_err(redb_err)?;
     }
     txn.commit().map_err(redb_err)
 }
@@ -348,6 +358,11 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
             None => StateRecord::default(),
         };
         out.messages.push((q, s, decode(v.value())?, state));
+    }
+    let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
+    for row in tombstones.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        out.tombstones.push((k.value().to_owned(), v.value()));
     }
     Ok(out)
 }
@@ -385,6 +400,7 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
         let mut queues = txn.open_table(QUEUES).map_err(redb_err)?;
         let mut messages = txn.open_table(MESSAGES).map_err(redb_err)?;
         let mut states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+        let mut tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
         for op in jobs.iter().flat_map(|j| &j.ops) {
             match op {
                 Op::PutQueue(id, rec) => {
@@ -418,6 +434,9 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
                 Op::DeleteMessage(q, s) => {
                     messages.remove((*q, *s)).map_err(redb_err)?;
                     states.remove((*q, *s)).map_err(redb_err)?;
+                }
+                Op::PutTombstone(name, at) => {
+                    tombstones.insert(name.as_str(), *at).map_err(redb_err)?;
                 }
             }
         }

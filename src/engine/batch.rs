@@ -1,0 +1,223 @@
+//! Engine layer: SendMessageBatch, DeleteMessageBatch and ChangeMessageVisibilityBatch.
+//!
+//! Whole-request failures are told apart from per-entry failures as AWS does (§6.6, G-19):
+//! the queue, the entry count, the ids and the total size fail the whole request; everything
+//! about one message fails only that entry.
+
+use std::collections::HashSet;
+
+use super::Engine;
+use super::message::change_visibility;
+use super::store::Op;
+use crate::command::validate::{batch_entry_id, message_size};
+use crate::command::{
+    BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
+    DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessage, SendMessageBatch,
+    SendMessageBatchResult, SendMessageBatchResultEntry,
+};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// Most entries in one batch.
+const MAX_ENTRIES: usize = 10;
+/// Largest total payload of one SendMessageBatch, whatever the queue's MaximumMessageSize.
+const MAX_BATCH_BYTES: usize = 1_048_576;
+
+/// Checks the entry list of a batch: not empty, at most 10, valid and distinct ids (§5.5).
+fn check_entries<'a>(
+    kind: &str,
+    ids: impl ExactSizeIterator<Item = &'a str> + Clone,
+) -> SqsResult<()> {
+    if ids.len() == 0 {
+        return Err(SqsError::new(
+            ErrorCode::EmptyBatchRequest,
+            format!("There should be at least one {kind}RequestEntry in the request."),
+        ));
+    }
+    if ids.len() > MAX_ENTRIES {
+        return Err(SqsError::new(
+            ErrorCode::TooManyEntriesInBatchRequest,
+            format!(
+                "Maximum number of entries per request are {MAX_ENTRIES}. You have sent {}.",
+                ids.len()
+            ),
+        ));
+    }
+    if ids.clone().any(|id| !batch_entry_id(id)) {
+        return Err(SqsError::new(
+            ErrorCode::InvalidBatchEntryId,
+            "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
+        ));
+    }
+    let mut seen = HashSet::new();
+    if let Some(dup) = ids.clone().find(|id| !seen.insert(*id)) {
+        return Err(SqsError::new(
+            ErrorCode::BatchEntryIdsNotDistinct,
+            format!("Id {dup} repeated."),
+        ));
+    }
+    Ok(())
+}
+
+fn entry_error(id: &str, e: &SqsError) -> BatchResultErrorEntry {
+    BatchResultErrorEntry {
+        id: id.to_owned(),
+        sender_fault: true,
+        code: e.code.spec().legacy_code.to_owned(),
+        message: e.message.to_string(),
+    }
+}
+
+impl Engine {
+    pub(super) async fn send_message_batch(
+        &self,
+        ctx: &RequestContext,
+        c: SendMessageBatch,
+    ) -> SqsResult<SendMessageBatchResult> {
+        let now = self.now();
+        let (result, commit) = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            check_entries("SendMessageBatch", c.entries.iter().map(|e| e.id.as_str()))?;
+            let total: usize = c
+                .entries
+                .iter()
+                .map(|e| message_size(&e.message_body, &e.message_attributes))
+                .sum();
+            if total > MAX_BATCH_BYTES {
+                return Err(SqsError::new(
+                    ErrorCode::BatchRequestTooLong,
+                    format!(
+                        "Batch requests cannot be longer than {MAX_BATCH_BYTES} bytes. You have sent {total} bytes."
+                    ),
+                ));
+            }
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let mut result = SendMessageBatchResult::default();
+            let mut ops = Vec::with_capacity(c.entries.len() * 2);
+            for e in c.entries {
+                let entry_id = e.id.clone();
+                let msg = SendMessage {
+                    queue_url: String::new(),
+                    message_body: e.message_body,
+                    delay_seconds: e.delay_seconds,
+                    message_attributes: e.message_attributes,
+                    message_system_attributes: e.message_system_attributes,
+                    message_deduplication_id: e.message_deduplication_id,
+                    message_group_id: e.message_group_id,
+                };
+                match self.enqueue(q, ctx, msg, now, true, &mut ops) {
+                    Ok(r) => result.successful.push(SendMessageBatchResultEntry {
+                        id: entry_id,
+                        message_id: r.message_id,
+                        md5_of_message_body: r.md5_of_message_body,
+                        md5_of_message_attributes: r.md5_of_message_attributes,
+                        md5_of_message_system_attributes: r.md5_of_message_system_attributes,
+                        sequence_number: r.sequence_number,
+                    }),
+                    Err(err) => result.failed.push(entry_error(&entry_id, &err)),
+                }
+            }
+            if !result.successful.is_empty() {
+                q.notify.notify_waiters();
+            }
+            (result, self.inner.store.submit(ops))
+        };
+        self.commit(commit).await?;
+        Ok(result)
+    }
+
+    pub(super) async fn delete_message_batch(
+        &self,
+        c: &DeleteMessageBatch,
+    ) -> SqsResult<DeleteMessageBatchResult> {
+        let (result, commit) = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            check_entries(
+                "DeleteMessageBatch",
+                c.entries.iter().map(|e| e.id.as_str()),
+            )?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let mut result = DeleteMessageBatchResult::default();
+            let mut ops = Vec::new();
+            for e in &c.entries {
+                match self.delete_one(q, &e.receipt_handle, &mut ops) {
+                    Ok(()) => result.successful.push(e.id.clone()),
+                    Err(err) => result.failed.push(entry_error(&e.id, &err)),
+                }
+            }
+            (result, self.inner.store.submit(ops))
+        };
+        self.commit(commit).await?;
+        Ok(result)
+    }
+
+    pub(super) async fn change_message_visibility_batch(
+        &self,
+        c: &ChangeMessageVisibilityBatch,
+    ) -> SqsResult<ChangeMessageVisibilityBatchResult> {
+        let now = self.now();
+        let (result, commit) = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            check_entries(
+                "ChangeMessageVisibilityBatch",
+                c.entries.iter().map(|e| e.id.as_str()),
+            )?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let mut result = ChangeMessageVisibilityBatchResult::default();
+            let mut ops: Vec<Op> = Vec::new();
+            for e in &c.entries {
+                // [E] An entry without VisibilityTimeout is treated as 0.
+                let timeout = e.visibility_timeout.unwrap_or(0);
+                match change_visibility(q, &e.receipt_handle, timeout, now) {
+                    Ok(op) => {
+                        ops.push(op);
+                        result.successful.push(e.id.clone());
+                    }
+                    Err(err) => result.failed.push(entry_error(&e.id, &err)),
+                }
+            }
+            q.notify.notify_waiters();
+            (result, self.inner.store.submit(ops))
+        };
+        self.commit(commit).await?;
+        Ok(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_list_checks_in_order() {
+        let e = |ids: &[&str]| check_entries("SendMessageBatch", ids.iter().copied()).unwrap_err();
+        assert_eq!(
+            e(&[]).message,
+            "There should be at least one SendMessageBatchRequestEntry in the request."
+        );
+        let many: Vec<String> = (0..20).map(|i| i.to_string()).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert_eq!(
+            e(&many).message,
+            "Maximum number of entries per request are 10. You have sent 20."
+        );
+        assert_eq!(e(&["a", "b.c"]).code, ErrorCode::InvalidBatchEntryId);
+        assert_eq!(e(&[""]).code, ErrorCode::InvalidBatchEntryId);
+        assert_eq!(
+            e(&["id_1", "id_2", "id_2", "id_1"]).message,
+            "Id id_2 repeated."
+        );
+        assert!(check_entries("X", ["a", "b"].into_iter()).is_ok());
+    }
+}

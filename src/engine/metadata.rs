@@ -1,0 +1,251 @@
+//! Engine layer: queue metadata: tags (§6.14) and the permission statements of AddPermission
+//! and RemovePermission (§6.16).
+
+use serde_json::{Map, Value, json};
+
+use super::Engine;
+use crate::command::validate::{self, MAX_TAGS};
+use crate::command::{
+    AddPermission, ListQueueTags, ListQueueTagsResult, RemovePermission, TagQueue, UntagQueue,
+};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// Most actions in one permission statement (§6.16).
+const MAX_ACTIONS: usize = 7;
+/// Action names AddPermission accepts [E: the SQS API reference's list].
+const PERMISSION_ACTIONS: &[&str] = &[
+    "*",
+    "SendMessage",
+    "ReceiveMessage",
+    "DeleteMessage",
+    "ChangeMessageVisibility",
+    "GetQueueAttributes",
+    "GetQueueUrl",
+    "ListDeadLetterSourceQueues",
+    "PurgeQueue",
+];
+
+impl Engine {
+    pub(super) async fn tag_queue(&self, c: &TagQueue) -> SqsResult<()> {
+        if c.tags.is_empty() {
+            // [E] wording.
+            return Err(SqsError::missing("Tags"));
+        }
+        validate::tags(&c.tags)?;
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let mut tags = q.rec.tags.clone();
+            tags.extend(c.tags.iter().cloned());
+            if tags.len() > MAX_TAGS {
+                // [E] wording (moto's).
+                return Err(SqsError::invalid_value(format!(
+                    "Too many tags added for queue {}.",
+                    q.rec.name
+                )));
+            }
+            q.rec.tags = tags;
+            self.inner.store.submit(vec![q.put_op()])
+        };
+        self.commit(commit).await
+    }
+
+    pub(super) async fn untag_queue(&self, c: &UntagQueue) -> SqsResult<()> {
+        if c.tag_keys.is_empty() {
+            // [E] wording.
+            return Err(SqsError::missing("TagKeys"));
+        }
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            // Keys that do not exist are ignored (§6.14).
+            for k in &c.tag_keys {
+                q.rec.tags.remove(k);
+            }
+            self.inner.store.submit(vec![q.put_op()])
+        };
+        self.commit(commit).await
+    }
+
+    pub(super) fn list_queue_tags(&self, c: &ListQueueTags) -> SqsResult<ListQueueTagsResult> {
+        let st = self.lock();
+        let id = self.resolve(&st, &c.queue_url)?;
+        let q = st
+            .queues
+            .get(&id)
+            .ok_or_else(SqsError::queue_does_not_exist)?;
+        Ok(ListQueueTagsResult {
+            tags: q
+                .rec
+                .tags
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+        })
+    }
+
+    pub(super) async fn add_permission(&self, c: &AddPermission) -> SqsResult<()> {
+        check_permission(c)?;
+        let now = self.now();
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let arn = self.queue_arn(&q.rec.name);
+            let mut policy = q
+                .rec
+                .attributes
+                .get("Policy")
+                .and_then(|p| serde_json::from_str::<Map<String, Value>>(p).ok())
+                .unwrap_or_else(|| {
+                    let mut m = Map::new();
+                    m.insert("Version".into(), json!("2008-10-17"));
+                    m.insert("Id".into(), json!(format!("{arn}/SQSDefaultPolicy")));
+                    m
+                });
+            let mut list: Vec<Value> = match policy.remove("Statement") {
+                Some(Value::Array(a)) => a,
+                Some(other) => vec![other],
+                None => Vec::new(),
+            };
+            if list
+                .iter()
+                .any(|s| s.get("Sid").and_then(Value::as_str) == Some(&c.label))
+            {
+                return Err(SqsError::invalid_param(
+                    &c.label,
+                    "Label",
+                    "Already exists.",
+                ));
+            }
+            let principals: Vec<Value> = c
+                .aws_account_ids
+                .iter()
+                .map(|a| json!(format!("arn:aws:iam::{a}:root")))
+                .collect();
+            let actions: Vec<Value> = c
+                .actions
+                .iter()
+                .map(|a| json!(format!("SQS:{a}")))
+                .collect();
+            let one_or_many = |mut v: Vec<Value>| {
+                if v.len() == 1 {
+                    v.remove(0)
+                } else {
+                    Value::Array(v)
+                }
+            };
+            list.push(json!({
+                "Sid": c.label,
+                "Effect": "Allow",
+                "Principal": { "AWS": one_or_many(principals) },
+                "Action": one_or_many(actions),
+                "Resource": arn,
+            }));
+            policy.insert("Statement".into(), Value::Array(list));
+            q.rec
+                .attributes
+                .insert("Policy".into(), Value::Object(policy).to_string());
+            q.rec.modified_s = now / 1000;
+            self.inner.store.submit(vec![q.put_op()])
+        };
+        self.commit(commit).await
+    }
+
+    pub(super) async fn remove_permission(&self, c: &RemovePermission) -> SqsResult<()> {
+        let commit = {
+            let mut st = self.lock();
+            let id = self.resolve(&st, &c.queue_url)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let not_found = || SqsError::invalid_param(&c.label, "Label", "can't find label.");
+            let mut policy = q
+                .rec
+                .attributes
+                .get("Policy")
+                .and_then(|p| serde_json::from_str::<Map<String, Value>>(p).ok())
+                .ok_or_else(not_found)?;
+            let list: Vec<Value> = match policy.get("Statement") {
+                Some(Value::Array(a)) => a.clone(),
+                Some(other) => vec![other.clone()],
+                None => Vec::new(),
+            };
+            let before = list.len();
+            let list: Vec<Value> = list
+                .into_iter()
+                .filter(|s| s.get("Sid").and_then(Value::as_str) != Some(&c.label))
+                .collect();
+            if list.len() == before {
+                return Err(not_found());
+            }
+            if list.is_empty() {
+                // Removing the last statement removes the Policy attribute (§6.16).
+                q.rec.attributes.remove("Policy");
+            } else {
+                policy.insert("Statement".into(), Value::Array(list));
+                q.rec
+                    .attributes
+                    .insert("Policy".into(), Value::Object(policy).to_string());
+            }
+            self.inner.store.submit(vec![q.put_op()])
+        };
+        self.commit(commit).await
+    }
+}
+
+/// Validates an AddPermission request. [E] wordings except OverLimit's code and status.
+fn check_permission(c: &AddPermission) -> SqsResult<()> {
+    if c.label.is_empty()
+        || c.label.len() > 80
+        || !c
+            .label
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(SqsError::invalid_param(
+            &c.label,
+            "Label",
+            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.",
+        ));
+    }
+    if c.aws_account_ids.is_empty() {
+        return Err(SqsError::missing("AWSAccountIds"));
+    }
+    if c.actions.is_empty() {
+        return Err(SqsError::missing("Actions"));
+    }
+    if c.actions.len() > MAX_ACTIONS {
+        return Err(SqsError::new(
+            ErrorCode::OverLimit,
+            format!(
+                "{} Actions were found, maximum allowed is {MAX_ACTIONS}.",
+                c.actions.len()
+            ),
+        ));
+    }
+    if let Some(bad) = c
+        .actions
+        .iter()
+        .find(|a| !PERMISSION_ACTIONS.contains(&a.as_str()))
+    {
+        return Err(SqsError::invalid_param(
+            bad,
+            "ActionName",
+            "Please refer to the appropriate WSDL for a list of valid actions.",
+        ));
+    }
+    Ok(())
+}
