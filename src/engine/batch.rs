@@ -7,6 +7,7 @@
 use std::collections::HashSet;
 
 use super::Engine;
+use super::fifo;
 use super::message::change_visibility;
 use super::store::Op;
 use crate::command::validate::{batch_entry_id, message_size};
@@ -95,6 +96,21 @@ impl Engine {
                 .queues
                 .get_mut(&id)
                 .ok_or_else(SqsError::queue_does_not_exist)?;
+            if q.rec.fifo {
+                // Missing FIFO ids fail the whole batch, with InvalidParameterValue (§5.5).
+                if c.entries.iter().any(|e| e.message_group_id.is_none()) {
+                    return Err(SqsError::invalid_value(
+                        "The request must contain the parameter MessageGroupId.",
+                    ));
+                }
+                if !fifo::content_based(q)
+                    && c.entries
+                        .iter()
+                        .any(|e| e.message_deduplication_id.is_none())
+                {
+                    return Err(SqsError::invalid_value(fifo::NO_DEDUP_ID));
+                }
+            }
             let mut result = SendMessageBatchResult::default();
             let mut ops = Vec::with_capacity(c.entries.len() * 2);
             for e in c.entries {
@@ -133,6 +149,7 @@ impl Engine {
         &self,
         c: &DeleteMessageBatch,
     ) -> SqsResult<DeleteMessageBatchResult> {
+        let now = self.now();
         let (result, commit) = {
             let mut st = self.lock();
             let id = self.resolve(&st, &c.queue_url)?;
@@ -147,7 +164,7 @@ impl Engine {
             let mut result = DeleteMessageBatchResult::default();
             let mut ops = Vec::new();
             for e in &c.entries {
-                match self.delete_one(q, &e.receipt_handle, &mut ops) {
+                match self.delete_one(q, &e.receipt_handle, now, &mut ops) {
                     Ok(()) => result.successful.push(e.id.clone()),
                     Err(err) => result.failed.push(entry_error(&e.id, &err)),
                 }

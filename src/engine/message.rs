@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use super::Engine;
+use super::fifo;
 use super::receipt::Receipt;
 use super::state::{Phase, Queue};
 use super::store::{MessageRecord, Op, StateRecord, encode};
@@ -74,27 +75,56 @@ impl Engine {
         ops: &mut Vec<Op>,
     ) -> SqsResult<SendMessageResult> {
         if q.rec.fifo {
-            return Err(SqsError::new(
-                ErrorCode::UnsupportedOperation,
-                "FIFO queues are not supported by localsqs yet.",
-            ));
+            fifo::check_send(q, &c)?;
         }
         check_message(q, &c, batch)?;
-        let delay_s = c.delay_seconds.map_or(q.settings.delay, i64::unsigned_abs);
+        let md5_body = md5_hex(c.message_body.as_bytes());
+        let mut result = SendMessageResult {
+            md5_of_message_body: md5_body.clone(),
+            md5_of_message_attributes: md5_of_map(&c.message_attributes),
+            md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
+            message_id: String::new(),
+            sequence_number: None,
+        };
+        let sent_ms = now.max(q.last_sent_ms);
+        let mut dedup_id = None;
+        if q.rec.fifo {
+            q.fifo.prune(q.id, now, ops);
+            let group = c.message_group_id.as_deref().unwrap_or_default();
+            let id = c
+                .message_deduplication_id
+                .clone()
+                .unwrap_or_else(|| fifo::content_dedup_id(&c.message_body));
+            let key = fifo::dedup_key(q, group, &id);
+            if let Some(orig) = q.fifo.duplicate_of(&key, now) {
+                // Accepted but not enqueued; the original's id and number come back (§6.9).
+                result.message_id.clone_from(&orig.message_id);
+                result.sequence_number = Some(orig.sequence_number.to_string());
+                return Ok(result);
+            }
+            let n = q.fifo.next_sequence(sent_ms);
+            result.message_id = self.inner.ids.uuid();
+            result.sequence_number = Some(n.to_string());
+            let rec = fifo::DedupRecord {
+                expires_ms: now + fifo::DEDUP_WINDOW_MS,
+                message_id: result.message_id.clone(),
+                sequence_number: n,
+            };
+            q.fifo.remember(q.id, key, rec, ops);
+            dedup_id = Some(id);
+        } else {
+            result.message_id = self.inner.ids.uuid();
+        }
+        // FIFO queues accept only DelaySeconds=0 per message; the queue delay applies (§6.6).
+        let delay_s = match c.delay_seconds {
+            Some(d) if !q.rec.fifo => d.unsigned_abs(),
+            _ => q.settings.delay,
+        };
         let trace = c
             .message_system_attributes
             .get("AWSTraceHeader")
             .and_then(|v| v.string_value.clone())
             .or_else(|| ctx.trace_header.clone());
-        let md5_body = md5_hex(c.message_body.as_bytes());
-        let result = SendMessageResult {
-            md5_of_message_body: md5_body.clone(),
-            md5_of_message_attributes: md5_of_map(&c.message_attributes),
-            md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
-            message_id: self.inner.ids.uuid(),
-            sequence_number: None,
-        };
-        let sent_ms = now.max(q.last_sent_ms);
         let rec = MessageRecord {
             id: result.message_id.clone(),
             body: c.message_body,
@@ -102,8 +132,11 @@ impl Engine {
             trace_header: trace,
             sent_ms,
             group_id: c.message_group_id,
-            dedup_id: None,
-            sequence_number: None,
+            dedup_id,
+            sequence_number: result
+                .sequence_number
+                .as_deref()
+                .and_then(|n| n.parse().ok()),
             dead_letter_source_arn: None,
             md5_of_body: md5_body,
             sender_id: self.inner.cfg.account_id.clone(),
@@ -129,15 +162,26 @@ impl Engine {
         opts: ReceiveOptions,
         now: u64,
         ops: &mut Vec<Op>,
-    ) -> Vec<Message> {
+    ) -> SqsResult<Vec<Message>> {
         q.expire(now, ops);
         q.promote(now);
         let visibility_ms = opts.visibility_s.unwrap_or(q.settings.visibility_timeout) * 1000;
-        let mut out = Vec::new();
-        while out.len() < opts.max {
-            let Some(seq) = q.ready.first().copied() else {
-                break;
-            };
+        if q.rec.fifo {
+            q.fifo.prune(q.id, now, ops);
+            if let Some(id) = &c.receive_request_attempt_id
+                && let Some(messages) = fifo::retry(q, id, now)
+            {
+                return Ok(messages);
+            }
+        }
+        let picks: Vec<u64> = if q.rec.fifo {
+            fifo::pick(q, opts.max)
+        } else {
+            q.ready.iter().take(opts.max).copied().collect()
+        };
+        let mut out = Vec::with_capacity(picks.len());
+        let mut handed_out = Vec::with_capacity(picks.len());
+        for seq in picks {
             q.hide(seq, now + visibility_ms);
             let nonce = self.inner.ids.next_u64() | 1;
             let Some(m) = q.msgs.get_mut(&seq) else {
@@ -155,8 +199,15 @@ impl Engine {
             .encode(self.inner.ids.next_u64());
             out.push(render(m.rec.as_ref(), &m.st, handle, c));
             ops.push(Op::PutState(q.id, seq, encode(&m.st)));
+            handed_out.push((seq, nonce));
         }
-        out
+        if q.rec.fifo
+            && let Some(id) = &c.receive_request_attempt_id
+            && !out.is_empty()
+        {
+            fifo::remember_attempt(q, id, now, handed_out, &out);
+        }
+        Ok(out)
     }
 
     pub(super) async fn delete_message(&self, c: &DeleteMessage) -> SqsResult<()> {
@@ -168,7 +219,7 @@ impl Engine {
                 .get_mut(&id)
                 .ok_or_else(SqsError::queue_does_not_exist)?;
             let mut ops = Vec::with_capacity(1);
-            self.delete_one(q, &c.receipt_handle, &mut ops)?;
+            self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
             self.inner.store.submit(ops)
         };
         self.commit(commit).await
@@ -180,9 +231,12 @@ impl Engine {
         &self,
         q: &mut Queue,
         handle: &str,
+        now: u64,
         ops: &mut Vec<Op>,
     ) -> SqsResult<()> {
         let r = decode_handle(handle, q.id)?;
+        q.promote(now);
+        check_fifo_handle(q, handle, r)?;
         if q.remove(r.seq).is_some() {
             ops.push(Op::DeleteMessage(q.id, r.seq));
         }
@@ -212,7 +266,9 @@ impl Engine {
 /// Validates a send against the queue's limits (§6.3, §6.4, §6.6).
 fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
     validate::body(&c.message_body)?;
-    if let Some(d) = c.delay_seconds {
+    if let Some(d) = c.delay_seconds
+        && !q.rec.fifo
+    {
         validate::delay_seconds(d)?;
     }
     validate::attributes(&c.message_attributes)?;
@@ -220,7 +276,7 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
     if let Some(g) = &c.message_group_id {
         validate::fifo_param(g, "MessageGroupId")?;
     }
-    if let Some(d) = &c.message_deduplication_id {
+    if let Some(d) = c.message_deduplication_id.as_ref().filter(|_| !q.rec.fifo) {
         // [E] wording.
         return Err(SqsError::invalid_param(
             d,
@@ -241,6 +297,19 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
         )));
     }
     Ok(())
+}
+
+/// On FIFO queues a handle is good only while its receive's visibility lasts (§6.8).
+fn check_fifo_handle(q: &Queue, handle: &str, r: Receipt) -> SqsResult<()> {
+    if !q.rec.fifo {
+        return Ok(());
+    }
+    match q.msgs.get(&r.seq) {
+        Some(m) if m.phase != Phase::InFlight || m.st.nonce != r.nonce => Err(
+            SqsError::invalid_param(handle, "ReceiptHandle", "The receipt handle has expired."),
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// Decodes a receipt handle for queue `queue_id`, with AWS's two errors (§5.5).
@@ -283,7 +352,9 @@ pub(super) fn change_visibility(
             "Message does not exist or is not available for visibility timeout change.",
         )
     };
+    q.promote(now);
     let m = q.msgs.get(&r.seq).ok_or_else(not_available)?;
+    check_fifo_handle(q, handle, r)?;
     let Some(received) = m.st.last_receive_ms else {
         return Err(not_available());
     };
@@ -333,6 +404,9 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
             "VisibilityTimeout",
             "Must be >= 0 and <= 43200, if provided.",
         ));
+    }
+    if let Some(id) = &c.receive_request_attempt_id {
+        validate::fifo_param(id, "ReceiveRequestAttemptId")?;
     }
     Ok(ReceiveOptions {
         max: usize::try_from(max).unwrap_or(1),

@@ -5,6 +5,7 @@
 
 mod batch;
 pub mod clock;
+mod fifo;
 mod message;
 mod metadata;
 mod poll;
@@ -108,7 +109,15 @@ impl Engine {
         st.tombstones.extend(loaded.tombstones);
         for (qid, seq, rec, state) in loaded.messages {
             if let Some(q) = st.queues.get_mut(&qid) {
+                if let Some(n) = rec.sequence_number {
+                    q.fifo.saw_sequence(n);
+                }
                 q.insert(seq, Arc::new(rec), state, now);
+            }
+        }
+        for (qid, key, bytes) in loaded.dedup {
+            if let Some(q) = st.queues.get_mut(&qid) {
+                q.fifo.restore(key, store::decode(&bytes)?);
             }
         }
         Ok(Engine {

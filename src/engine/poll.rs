@@ -50,7 +50,7 @@ impl Engine {
                     now + wait_s * 1000
                 });
                 let mut ops = Vec::new();
-                let messages = self.try_receive(q, c, opts, now, &mut ops);
+                let messages = self.try_receive(q, c, opts, now, &mut ops)?;
                 let commit = self.inner.store.submit(ops);
                 if !messages.is_empty() || now >= deadline || self.closing() {
                     Step::Done(messages, commit)

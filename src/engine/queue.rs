@@ -100,11 +100,15 @@ impl Engine {
             let rec = QueueRecord {
                 name: c.queue_name.clone(),
                 fifo,
-                attributes: attrs,
                 tags: c.tags.into_iter().collect(),
                 created_s: now / 1000,
                 modified_s: now / 1000,
                 last_purge_ms: None,
+                dedup_per_group: fifo
+                    && attrs
+                        .get("DeduplicationScope")
+                        .is_some_and(|v| v == "messageGroup"),
+                attributes: attrs,
             };
             let id = st.next_queue_id;
             st.next_queue_id += 1;
@@ -231,10 +235,11 @@ impl Engine {
                 ));
             }
             q.clear();
+            q.fifo.clear();
             q.rec.last_purge_ms = Some(now);
             self.inner
                 .store
-                .submit(vec![Op::ClearQueue(id), q.put_op()])
+                .submit(vec![Op::ClearQueue(id), Op::ClearDedup(id), q.put_op()])
         };
         self.commit(commit).await
     }
@@ -299,6 +304,9 @@ impl Engine {
             attributes::apply(&mut q.rec.attributes, &validated);
             q.rec.modified_s = now / 1000;
             q.refresh_settings();
+            if q.rec.fifo && validated.iter().any(|(k, _)| k == "DelaySeconds") {
+                q.redelay(now);
+            }
             // A shorter wait or delay may make messages receivable sooner for parked polls.
             q.notify.notify_waiters();
             self.inner.store.submit(vec![q.put_op()])

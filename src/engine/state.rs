@@ -5,11 +5,12 @@
 //! the time they become visible; [`Queue::promote`] moves the due ones to `ready`. Counters are
 //! kept exact so that GetQueueAttributes never scans.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use tokio::sync::Notify;
 
+use super::fifo::FifoState;
 use super::store::{MessageRecord, Op, QueueRecord, StateRecord, encode};
 use crate::command::attributes;
 
@@ -75,6 +76,19 @@ pub struct Queue {
     pub notify: Arc<Notify>,
     /// Send time of the newest message, to keep sent times monotonic per queue.
     pub last_sent_ms: u64,
+    /// FIFO only: message groups with at least one message.
+    pub groups: HashMap<String, Group>,
+    /// FIFO only: deduplication, sequence numbers, receive attempts.
+    pub fifo: FifoState,
+}
+
+/// The messages of one FIFO message group.
+#[derive(Debug, Default)]
+pub struct Group {
+    /// Sequence numbers of the group's messages, oldest first.
+    pub seqs: BTreeSet<u64>,
+    /// How many of them are in flight; the group is blocked while this is above 0 (§6.9).
+    pub inflight: usize,
 }
 
 impl Queue {
@@ -93,6 +107,8 @@ impl Queue {
             delayed: 0,
             notify: Arc::new(Notify::new()),
             last_sent_ms: 0,
+            groups: HashMap::new(),
+            fifo: FifoState::default(),
         };
         q.refresh_settings();
         q
@@ -133,38 +149,76 @@ impl Queue {
         } else {
             Phase::InFlight
         };
+        self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
+        self.next_seq = self.next_seq.max(seq + 1);
+        if self.rec.fifo
+            && let Some(g) = &rec.group_id
+        {
+            self.groups.entry(g.clone()).or_default().seqs.insert(seq);
+        }
+        self.msgs.insert(seq, Msg { rec, st, phase });
+        self.attach(seq, phase);
+    }
+
+    /// Puts a message into the index of its phase (the message must be in `msgs`).
+    fn attach(&mut self, seq: u64, phase: Phase) {
+        let Some(m) = self.msgs.get_mut(&seq) else {
+            return;
+        };
+        m.phase = phase;
+        let at = m.st.visible_at_ms;
         match phase {
             Phase::Ready => {
                 self.ready.insert(seq);
             }
             Phase::Delayed => {
                 self.delayed += 1;
-                self.pending.insert((st.visible_at_ms, seq));
+                self.pending.insert((at, seq));
             }
             Phase::InFlight => {
                 self.inflight += 1;
-                self.pending.insert((st.visible_at_ms, seq));
+                self.pending.insert((at, seq));
+                if let Some(g) = m.rec.group_id.as_ref().and_then(|g| self.groups.get_mut(g)) {
+                    g.inflight += 1;
+                }
             }
         }
-        self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
-        self.next_seq = self.next_seq.max(seq + 1);
-        self.msgs.insert(seq, Msg { rec, st, phase });
     }
 
-    /// Removes a message from every index.
-    pub fn remove(&mut self, seq: u64) -> Option<Msg> {
-        let m = self.msgs.remove(&seq)?;
+    /// Takes a message out of the index of its phase.
+    fn detach(&mut self, seq: u64) {
+        let Some(m) = self.msgs.get(&seq) else {
+            return;
+        };
+        let at = m.st.visible_at_ms;
         match m.phase {
             Phase::Ready => {
                 self.ready.remove(&seq);
             }
             Phase::Delayed => {
                 self.delayed -= 1;
-                self.pending.remove(&(m.st.visible_at_ms, seq));
+                self.pending.remove(&(at, seq));
             }
             Phase::InFlight => {
                 self.inflight -= 1;
-                self.pending.remove(&(m.st.visible_at_ms, seq));
+                self.pending.remove(&(at, seq));
+                if let Some(g) = m.rec.group_id.as_ref().and_then(|g| self.groups.get_mut(g)) {
+                    g.inflight -= 1;
+                }
+            }
+        }
+    }
+
+    /// Removes a message from every index.
+    pub fn remove(&mut self, seq: u64) -> Option<Msg> {
+        self.detach(seq);
+        let m = self.msgs.remove(&seq)?;
+        if let Some(g) = &m.rec.group_id
+            && let Some(group) = self.groups.get_mut(g)
+        {
+            group.seqs.remove(&seq);
+            if group.seqs.is_empty() {
+                self.groups.remove(g);
             }
         }
         Some(m)
@@ -172,26 +226,39 @@ impl Queue {
 
     /// Makes a message invisible until `visible_at`, as a receive or a visibility change does.
     pub fn hide(&mut self, seq: u64, visible_at: u64) {
-        let Some(m) = self.msgs.get_mut(&seq) else {
+        if !self.msgs.contains_key(&seq) {
             return;
-        };
-        match m.phase {
-            Phase::Ready => {
-                self.ready.remove(&seq);
-            }
-            Phase::Delayed => {
-                self.delayed -= 1;
-                self.pending.remove(&(m.st.visible_at_ms, seq));
-            }
-            Phase::InFlight => {
-                self.inflight -= 1;
-                self.pending.remove(&(m.st.visible_at_ms, seq));
-            }
         }
-        m.st.visible_at_ms = visible_at;
-        m.phase = Phase::InFlight;
-        self.inflight += 1;
-        self.pending.insert((visible_at, seq));
+        self.detach(seq);
+        if let Some(m) = self.msgs.get_mut(&seq) {
+            m.st.visible_at_ms = visible_at;
+        }
+        self.attach(seq, Phase::InFlight);
+    }
+
+    /// Re-places a never-received message after the queue delay changed: FIFO queues apply a
+    /// new DelaySeconds to messages already queued (§6.6).
+    pub fn redelay(&mut self, now: u64) {
+        let delay_ms = self.settings.delay * 1000;
+        let waiting: Vec<u64> = self
+            .msgs
+            .iter()
+            .filter(|(_, m)| m.st.receive_count == 0 && m.phase != Phase::InFlight)
+            .map(|(s, _)| *s)
+            .collect();
+        for seq in waiting {
+            self.detach(seq);
+            let Some(m) = self.msgs.get_mut(&seq) else {
+                continue;
+            };
+            m.st.visible_at_ms = m.rec.sent_ms + delay_ms;
+            let phase = if m.st.visible_at_ms <= now {
+                Phase::Ready
+            } else {
+                Phase::Delayed
+            };
+            self.attach(seq, phase);
+        }
     }
 
     /// Moves every delayed or in-flight message whose time has come to `ready`.
@@ -200,16 +267,8 @@ impl Queue {
             if at > now {
                 break;
             }
-            self.pending.pop_first();
-            if let Some(m) = self.msgs.get_mut(&seq) {
-                match m.phase {
-                    Phase::Delayed => self.delayed -= 1,
-                    Phase::InFlight => self.inflight -= 1,
-                    Phase::Ready => {}
-                }
-                m.phase = Phase::Ready;
-                self.ready.insert(seq);
-            }
+            self.detach(seq);
+            self.attach(seq, Phase::Ready);
         }
     }
 
@@ -234,6 +293,7 @@ impl Queue {
     /// Drops every message (PurgeQueue).
     pub fn clear(&mut self) {
         self.msgs.clear();
+        self.groups.clear();
         self.ready.clear();
         self.pending.clear();
         self.inflight = 0;
@@ -272,6 +332,7 @@ mod tests {
                 created_s: 0,
                 modified_s: 0,
                 last_purge_ms: None,
+                dedup_per_group: false,
             },
         )
     }

@@ -28,6 +28,9 @@ const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("
 /// Queue name → when it was deleted (epoch ms), for the 60-second re-create rule (§6.13).
 const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones");
 
+/// (queue id, deduplication key) → `DedupRecord`: FIFO deduplication windows.
+const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
+
 /// The on-disk format version. Bump it on any change to the tables or records.
 pub const SCHEMA_VERSION: u32 = 1;
 const SCHEMA_KEY: &str = "schema_version";
@@ -51,6 +54,9 @@ pub struct QueueRecord {
     pub modified_s: u64,
     /// Last PurgeQueue (epoch ms), for the 60-second purge rule (§6.13).
     pub last_purge_ms: Option<u64>,
+    /// FIFO: deduplicate per message group. Fixed at creation; a later change of the
+    /// DeduplicationScope attribute does not change behaviour (§6.9).
+    pub dedup_per_group: bool,
 }
 
 /// The immutable part of a message.
@@ -112,6 +118,12 @@ pub enum Op {
     DeleteMessage(u64, u64),
     /// Remember when a queue name was deleted.
     PutTombstone(String, u64),
+    /// Insert or replace a deduplication entry.
+    PutDedup(u64, String, Vec<u8>),
+    /// Remove a deduplication entry.
+    DeleteDedup(u64, String),
+    /// Remove every deduplication entry of a queue.
+    ClearDedup(u64),
 }
 
 /// Errors opening or using the store. Shown to the operator, never to clients.
@@ -184,6 +196,8 @@ pub struct Loaded {
     pub messages: Vec<(u64, u64, MessageRecord, StateRecord)>,
     /// Deleted queue names and when.
     pub tombstones: Vec<(String, u64)>,
+    /// (queue id, key, record) of FIFO deduplication entries.
+    pub dedup: Vec<(u64, String, Vec<u8>)>,
 }
 
 struct Job {
@@ -336,6 +350,7 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
         txn.open_table(MESSAGES).map_err(redb_err)?;
         txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
         txn.open_table(TOMBSTONES).map_err(redb_err)?;
+        txn.open_table(DEDUP).map_err(redb_err)?;
     }
     txn.commit().map_err(redb_err)
 }
@@ -363,6 +378,12 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
     for row in tombstones.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
         out.tombstones.push((k.value().to_owned(), v.value()));
+    }
+    let dedup = txn.open_table(DEDUP).map_err(redb_err)?;
+    for row in dedup.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        let (q, key) = k.value();
+        out.dedup.push((q, key.to_owned(), v.value().to_vec()));
     }
     Ok(out)
 }
@@ -401,6 +422,7 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
         let mut messages = txn.open_table(MESSAGES).map_err(redb_err)?;
         let mut states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
         let mut tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
+        let mut dedup = txn.open_table(DEDUP).map_err(redb_err)?;
         for op in jobs.iter().flat_map(|j| &j.ops) {
             match op {
                 Op::PutQueue(id, rec) => {
@@ -408,6 +430,9 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
                 }
                 Op::DeleteQueue(id) => {
                     queues.remove(*id).map_err(redb_err)?;
+                    dedup
+                        .retain_in((*id, "")..(*id + 1, ""), |_, _| false)
+                        .map_err(redb_err)?;
                     messages
                         .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
                         .map_err(redb_err)?;
@@ -437,6 +462,19 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
                 }
                 Op::PutTombstone(name, at) => {
                     tombstones.insert(name.as_str(), *at).map_err(redb_err)?;
+                }
+                Op::PutDedup(q, key, rec) => {
+                    dedup
+                        .insert((*q, key.as_str()), rec.as_slice())
+                        .map_err(redb_err)?;
+                }
+                Op::DeleteDedup(q, key) => {
+                    dedup.remove((*q, key.as_str())).map_err(redb_err)?;
+                }
+                Op::ClearDedup(q) => {
+                    dedup
+                        .retain_in((*q, "")..(*q + 1, ""), |_, _| false)
+                        .map_err(redb_err)?;
                 }
             }
         }
