@@ -4,11 +4,12 @@
 
 use std::sync::Arc;
 
-use super::Engine;
 use super::fifo;
 use super::receipt::Receipt;
+use super::redrive;
 use super::state::{Phase, Queue};
 use super::store::{MessageRecord, Op, StateRecord, encode};
+use super::{Engine, State};
 use crate::command::checksum::{md5_hex, md5_of_attributes, md5_of_map};
 use crate::command::validate;
 use crate::command::{
@@ -153,16 +154,27 @@ impl Engine {
     }
 
     /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
-    /// ready messages. Returns the messages, the ops to persist, and when the next pending
-    /// message becomes visible.
+    /// receivable messages of queue `id`. A message whose receive would pass the queue's
+    /// maxReceiveCount is moved to the dead-letter queue instead (§6.10).
     pub(super) fn try_receive(
         &self,
-        q: &mut Queue,
+        st: &mut State,
+        id: u64,
         c: &ReceiveMessage,
         opts: ReceiveOptions,
         now: u64,
         ops: &mut Vec<Op>,
     ) -> SqsResult<Vec<Message>> {
+        let dlq = st
+            .queues
+            .get(&id)
+            .and_then(|q| q.settings.redrive.clone())
+            .and_then(|(max, name)| st.by_name.get(&name).map(|&d| (max, d)))
+            .filter(|&(_, d)| d != id);
+        let q = st
+            .queues
+            .get_mut(&id)
+            .ok_or_else(SqsError::queue_does_not_exist)?;
         q.expire(now, ops);
         q.promote(now);
         let visibility_ms = opts.visibility_s.unwrap_or(q.settings.visibility_timeout) * 1000;
@@ -174,38 +186,66 @@ impl Engine {
                 return Ok(messages);
             }
         }
-        let picks: Vec<u64> = if q.rec.fifo {
-            fifo::pick(q, opts.max)
-        } else {
-            q.ready.iter().take(opts.max).copied().collect()
-        };
-        let mut out = Vec::with_capacity(picks.len());
-        let mut handed_out = Vec::with_capacity(picks.len());
-        for seq in picks {
-            q.hide(seq, now + visibility_ms);
-            let nonce = self.inner.ids.next_u64() | 1;
-            let Some(m) = q.msgs.get_mut(&seq) else {
-                break;
+        let mut out = Vec::new();
+        let mut handed_out = Vec::new();
+        let mut moved = Vec::new();
+        while out.len() < opts.max {
+            let want = opts.max - out.len();
+            let picks: Vec<u64> = if q.rec.fifo {
+                fifo::pick(q, want)
+            } else {
+                q.ready.iter().take(want).copied().collect()
             };
-            m.st.receive_count += 1;
-            m.st.first_receive_ms.get_or_insert(now);
-            m.st.last_receive_ms = Some(now);
-            m.st.nonce = nonce;
-            let handle = Receipt {
-                queue_id: q.id,
-                seq,
-                nonce,
+            if picks.is_empty() {
+                break;
             }
-            .encode(self.inner.ids.next_u64());
-            out.push(render(m.rec.as_ref(), &m.st, handle, c));
-            ops.push(Op::PutState(q.id, seq, encode(&m.st)));
-            handed_out.push((seq, nonce));
+            let mut any_moved = false;
+            for seq in picks {
+                if let Some((max, _)) = dlq
+                    && q.msgs.get(&seq).is_some_and(|m| m.st.receive_count >= max)
+                    && let Some(m) = q.remove(seq)
+                {
+                    ops.push(Op::DeleteMessage(q.id, seq));
+                    moved.push(m);
+                    any_moved = true;
+                    continue;
+                }
+                q.hide(seq, now + visibility_ms);
+                let nonce = self.inner.ids.next_u64() | 1;
+                let Some(m) = q.msgs.get_mut(&seq) else {
+                    continue;
+                };
+                m.st.receive_count += 1;
+                m.st.first_receive_ms.get_or_insert(now);
+                m.st.last_receive_ms = Some(now);
+                m.st.nonce = nonce;
+                let handle = Receipt {
+                    queue_id: q.id,
+                    seq,
+                    nonce,
+                }
+                .encode(self.inner.ids.next_u64());
+                out.push(render(m.rec.as_ref(), &m.st, handle, c));
+                ops.push(Op::PutState(q.id, seq, encode(&m.st)));
+                handed_out.push((seq, nonce));
+            }
+            if !any_moved {
+                break;
+            }
         }
         if q.rec.fifo
             && let Some(id) = &c.receive_request_attempt_id
             && !out.is_empty()
         {
             fifo::remember_attempt(q, id, now, handed_out, &out);
+        }
+        if let Some((_, dlq_id)) = dlq
+            && !moved.is_empty()
+        {
+            let source_arn = self.queue_arn(&q.rec.name);
+            if let Some(d) = st.queues.get_mut(&dlq_id) {
+                redrive::arrive(d, moved, &source_arn, now, ops);
+            }
         }
         Ok(out)
     }

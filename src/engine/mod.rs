@@ -11,6 +11,7 @@ mod metadata;
 mod poll;
 mod queue;
 pub mod receipt;
+mod redrive;
 pub mod state;
 pub mod store;
 
@@ -211,6 +212,9 @@ impl Engine {
                 .remove_permission(&c)
                 .await
                 .map(Reply::RemovePermission),
+            Command::ListDeadLetterSourceQueues(c) => self
+                .list_dead_letter_source_queues(ctx, &c)
+                .map(Reply::ListDeadLetterSourceQueues),
             other => Err(unsupported(other.action())),
         }
     }

@@ -1,25 +1,24 @@
 //! Engine layer: ReceiveMessage with long polling that wakes, never polls.
 //!
-//! A receiver registers with the queue's `Notify` *before* it looks at the queue, so a send that
-//! lands between the look and the wait still wakes it. It then sleeps until the earlier of its
-//! deadline and the moment the next delayed or in-flight message becomes visible.
+//! A receiver registers with the queue's `Notify` *while it still holds the engine lock*, right
+//! after finding nothing to receive, so a send that lands after the look still wakes it. It then
+//! sleeps until the earlier of its deadline and the moment the next delayed or in-flight message
+//! becomes visible. Sends, visibility changes, redrives and deletes of the queue notify it.
 
-use std::pin::pin;
+use std::pin::Pin;
 use std::time::Duration;
 
-use std::sync::Arc;
-
-use tokio::sync::Notify;
+use tokio::sync::futures::OwnedNotified;
 
 use super::Engine;
 use super::message::receive_options;
 use super::store::Commit;
-use crate::command::{ReceiveMessage, ReceiveMessageResult};
+use crate::command::{Message, ReceiveMessage, ReceiveMessageResult};
 use crate::error::{SqsError, SqsResult};
 
 enum Step {
-    Done(Vec<crate::command::Message>, Commit),
-    Wait(Arc<Notify>, u64, Commit),
+    Done(Vec<Message>, Commit),
+    Wait(Pin<Box<OwnedNotified>>, u64),
 }
 
 impl Engine {
@@ -39,58 +38,42 @@ impl Engine {
                     Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),
                     Err(e) => return Err(e),
                 };
-                let q = st
-                    .queues
-                    .get_mut(&id)
-                    .ok_or_else(SqsError::queue_does_not_exist)?;
+                let wait_default = st.queues.get(&id).map_or(0, |q| q.settings.wait);
                 let deadline = *deadline.get_or_insert_with(|| {
-                    let wait_s = c
-                        .wait_time_seconds
-                        .map_or(q.settings.wait, i64::unsigned_abs);
+                    let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
                     now + wait_s * 1000
                 });
                 let mut ops = Vec::new();
-                let messages = self.try_receive(q, c, opts, now, &mut ops)?;
+                let messages = self.try_receive(&mut st, id, c, opts, now, &mut ops)?;
                 let commit = self.inner.store.submit(ops);
+                let q = st
+                    .queues
+                    .get(&id)
+                    .ok_or_else(SqsError::queue_does_not_exist)?;
                 if !messages.is_empty() || now >= deadline || self.closing() {
                     Step::Done(messages, commit)
                 } else {
+                    // Expired messages may have been dropped; that commit needs no waiting.
+                    drop(commit);
+                    let mut notified = Box::pin(q.notify.clone().notified_owned());
+                    notified.as_mut().enable();
                     let wake_at = q.next_visible_at().map_or(deadline, |t| t.min(deadline));
-                    Step::Wait(q.notify.clone(), wake_at, commit)
+                    Step::Wait(notified, wake_at)
                 }
             };
-            let (notify, wake_at) = match step {
+            match step {
                 Step::Done(messages, commit) => {
                     self.commit(commit).await?;
                     return Ok(ReceiveMessageResult { messages });
                 }
-                // Expired messages may have been dropped; that commit needs no waiting.
-                Step::Wait(notify, wake_at, _commit) => (notify, wake_at),
-            };
-            let mut notified = pin!(notify.notified());
-            // Register before re-checking so no wake-up between check and wait is lost.
-            notified.as_mut().enable();
-            if self.has_ready(&c.queue_url) {
-                continue;
-            }
-            let sleep_ms = wake_at.saturating_sub(self.now());
-            tokio::select! {
-                () = notified => {}
-                () = tokio::time::sleep(Duration::from_millis(sleep_ms)) => {}
+                Step::Wait(notified, wake_at) => {
+                    let sleep_ms = wake_at.saturating_sub(self.now());
+                    tokio::select! {
+                        () = notified => {}
+                        () = tokio::time::sleep(Duration::from_millis(sleep_ms)) => {}
+                    }
+                }
             }
         }
-    }
-
-    /// Whether the queue has something receivable right now (cheap re-check after registering).
-    fn has_ready(&self, url: &str) -> bool {
-        let now = self.now();
-        let mut st = self.lock();
-        let Ok(id) = self.resolve(&st, url) else {
-            return true;
-        };
-        st.queues.get_mut(&id).is_none_or(|q| {
-            q.promote(now);
-            !q.ready.is_empty()
-        })
     }
 }

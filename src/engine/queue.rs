@@ -60,11 +60,12 @@ impl Engine {
         // A `.fifo` name without FifoQueue=true is a standard queue with a bad name (§6.2).
         let fifo = attributes::requests_fifo(&c.attributes);
         validate_name(&c.queue_name, fifo)?;
-        let validated = attributes::validate(&c.attributes, fifo, true)?;
+        let mut validated = attributes::validate(&c.attributes, fifo, true)?;
         crate::command::validate::tags(&c.tags)?;
         let now = self.now();
         let commit = {
             let mut st = self.lock();
+            self.check_policies(&st, &c.queue_name, fifo, &mut validated)?;
             if let Some(id) = st.by_name.get(&c.queue_name) {
                 let q = &st.queues[id];
                 if let Some((name, _)) = validated.iter().find(|(k, v)| {
@@ -300,7 +301,13 @@ impl Engine {
                 .queues
                 .get_mut(&id)
                 .ok_or_else(SqsError::queue_does_not_exist)?;
-            let validated = attributes::validate(&c.attributes, q.rec.fifo, false)?;
+            let (name, fifo) = (q.rec.name.clone(), q.rec.fifo);
+            let mut validated = attributes::validate(&c.attributes, fifo, false)?;
+            self.check_policies(&st, &name, fifo, &mut validated)?;
+            let q = st
+                .queues
+                .get_mut(&id)
+                .ok_or_else(SqsError::queue_does_not_exist)?;
             attributes::apply(&mut q.rec.attributes, &validated);
             q.rec.modified_s = now / 1000;
             q.refresh_settings();

@@ -37,7 +37,7 @@ pub struct Msg {
 }
 
 /// Numeric settings read on hot paths, cached from the attribute map.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Settings {
     /// VisibilityTimeout, seconds.
     pub visibility_timeout: u64,
@@ -49,6 +49,8 @@ pub struct Settings {
     pub retention: u64,
     /// ReceiveMessageWaitTimeSeconds.
     pub wait: u64,
+    /// From RedrivePolicy: maxReceiveCount and the dead-letter queue's name.
+    pub redrive: Option<(u32, String)>,
 }
 
 /// One queue with its messages and indexes.
@@ -123,6 +125,9 @@ impl Queue {
             max_size: attributes::int(a, "MaximumMessageSize"),
             retention: attributes::int(a, "MessageRetentionPeriod"),
             wait: attributes::int(a, "ReceiveMessageWaitTimeSeconds"),
+            redrive: a
+                .get("RedrivePolicy")
+                .and_then(|p| super::redrive::parse_policy(p)),
         };
     }
 
