@@ -8,6 +8,7 @@ pub mod clock;
 mod fifo;
 mod message;
 mod metadata;
+mod movetask;
 mod poll;
 mod queue;
 pub mod receipt;
@@ -20,8 +21,8 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::command::{Action, Command, Reply, RequestContext};
-use crate::error::{ErrorCode, SqsError, SqsResult};
+use crate::command::{Command, Reply, RequestContext};
+use crate::error::{SqsError, SqsResult};
 
 pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
 use state::Queue;
@@ -64,6 +65,8 @@ pub(crate) struct State {
     next_queue_id: u64,
     /// Deleted queue names → deletion time (epoch ms).
     tombstones: HashMap<String, u64>,
+    /// Message move tasks, oldest first.
+    tasks: Vec<movetask::TaskRecord>,
 }
 
 struct Inner {
@@ -73,6 +76,8 @@ struct Inner {
     ids: Arc<dyn IdGen>,
     cfg: EngineConfig,
     closing: AtomicBool,
+    /// Wakes background move tasks (cancel, clock moves, shutdown).
+    tasks_notify: Arc<tokio::sync::Notify>,
 }
 
 /// The SQS engine. Cheap to clone; all clones share one state.
@@ -121,7 +126,14 @@ impl Engine {
                 q.fifo.restore(key, store::decode(&bytes)?);
             }
         }
-        Ok(Engine {
+        let mut tasks = loaded
+            .tasks
+            .iter()
+            .map(|b| store::decode::<movetask::TaskRecord>(b))
+            .collect::<Result<Vec<_>, _>>()?;
+        tasks.sort_by_key(|t| t.started_ms);
+        st.tasks = tasks;
+        let engine = Engine {
             inner: Arc::new(Inner {
                 state: Mutex::new(st),
                 store,
@@ -129,8 +141,20 @@ impl Engine {
                 ids,
                 cfg,
                 closing: AtomicBool::new(false),
+                tasks_notify: Arc::new(tokio::sync::Notify::new()),
             }),
-        })
+        };
+        let running: Vec<String> = engine
+            .lock()
+            .tasks
+            .iter()
+            .filter(|t| t.status == "RUNNING")
+            .map(|t| t.id.clone())
+            .collect();
+        for id in running {
+            engine.spawn_mover(id);
+        }
+        Ok(engine)
     }
 
     /// The configuration this engine runs with.
@@ -157,6 +181,7 @@ impl Engine {
         for q in self.lock().queues.values() {
             q.notify.notify_waiters();
         }
+        self.inner.tasks_notify.notify_waiters();
     }
 
     /// Makes parked long polls answer now (with no messages) and every later poll return at once.
@@ -215,7 +240,17 @@ impl Engine {
             Command::ListDeadLetterSourceQueues(c) => self
                 .list_dead_letter_source_queues(ctx, &c)
                 .map(Reply::ListDeadLetterSourceQueues),
-            other => Err(unsupported(other.action())),
+            Command::StartMessageMoveTask(c) => self
+                .start_message_move_task(&c)
+                .await
+                .map(Reply::StartMessageMoveTask),
+            Command::CancelMessageMoveTask(c) => self
+                .cancel_message_move_task(&c)
+                .await
+                .map(Reply::CancelMessageMoveTask),
+            Command::ListMessageMoveTasks(c) => self
+                .list_message_move_tasks(&c)
+                .map(Reply::ListMessageMoveTasks),
         }
     }
 
@@ -256,14 +291,6 @@ impl Engine {
     async fn commit(&self, commit: Commit) -> SqsResult<()> {
         commit.wait().await.map_err(SqsError::internal)
     }
-}
-
-/// The error for an action this build does not implement yet.
-fn unsupported(action: Action) -> SqsError {
-    SqsError::new(
-        ErrorCode::UnsupportedOperation,
-        format!("{} is not supported by localsqs yet.", action.name()),
-    )
 }
 
 /// Extracts the queue name from a queue URL, path or bare name; `None` when the URL names

@@ -31,6 +31,9 @@ const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones"
 /// (queue id, deduplication key) → `DedupRecord`: FIFO deduplication windows.
 const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 
+/// Task id → `TaskRecord`: message move tasks.
+const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
+
 /// The on-disk format version. Bump it on any change to the tables or records.
 pub const SCHEMA_VERSION: u32 = 1;
 const SCHEMA_KEY: &str = "schema_version";
@@ -124,6 +127,8 @@ pub enum Op {
     DeleteDedup(u64, String),
     /// Remove every deduplication entry of a queue.
     ClearDedup(u64),
+    /// Insert or replace a move task.
+    PutTask(String, Vec<u8>),
 }
 
 /// Errors opening or using the store. Shown to the operator, never to clients.
@@ -198,6 +203,8 @@ pub struct Loaded {
     pub tombstones: Vec<(String, u64)>,
     /// (queue id, key, record) of FIFO deduplication entries.
     pub dedup: Vec<(u64, String, Vec<u8>)>,
+    /// Encoded move tasks.
+    pub tasks: Vec<Vec<u8>>,
 }
 
 struct Job {
@@ -351,6 +358,7 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
         txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
         txn.open_table(TOMBSTONES).map_err(redb_err)?;
         txn.open_table(DEDUP).map_err(redb_err)?;
+        txn.open_table(TASKS).map_err(redb_err)?;
     }
     txn.commit().map_err(redb_err)
 }
@@ -384,6 +392,11 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
         let (k, v) = row.map_err(redb_err)?;
         let (q, key) = k.value();
         out.dedup.push((q, key.to_owned(), v.value().to_vec()));
+    }
+    let tasks = txn.open_table(TASKS).map_err(redb_err)?;
+    for row in tasks.iter().map_err(redb_err)? {
+        let (_, v) = row.map_err(redb_err)?;
+        out.tasks.push(v.value().to_vec());
     }
     Ok(out)
 }
@@ -423,6 +436,7 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
         let mut states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
         let mut tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
         let mut dedup = txn.open_table(DEDUP).map_err(redb_err)?;
+        let mut tasks = txn.open_table(TASKS).map_err(redb_err)?;
         for op in jobs.iter().flat_map(|j| &j.ops) {
             match op {
                 Op::PutQueue(id, rec) => {
@@ -470,6 +484,11 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
                 }
                 Op::DeleteDedup(q, key) => {
                     dedup.remove((*q, key.as_str())).map_err(redb_err)?;
+                }
+                Op::PutTask(id, rec) => {
+                    tasks
+                        .insert(id.as_str(), rec.as_slice())
+                        .map_err(redb_err)?;
                 }
                 Op::ClearDedup(q) => {
                     dedup
