@@ -204,6 +204,7 @@ impl RunningServer {
         let _ = self.stop.send(true);
         self.engine.shutdown();
         let _ = self.task.await;
+        self.engine.close().await;
     }
 
     /// Waits until the server stops (after a shutdown signal).
@@ -286,6 +287,7 @@ async fn serve(
     let path = req.uri().path().to_owned();
     let query = req.uri().query().map(str::to_owned);
     let trace_header = header(&req, "x-amzn-trace-id");
+    let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
     let body = match Limited::new(req.into_body(), shared.config.max_request_bytes)
         .collect()
         .await
@@ -323,6 +325,7 @@ async fn serve(
         target,
         content_type,
         trace_header,
+        accept_json,
         base_url: format!("http://{host}"),
         body,
     };

@@ -456,7 +456,12 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
 
 /// Builds the returned message: system attributes and user attributes filtered as requested,
 /// with the attribute MD5 over exactly what is returned (G-6).
-fn render(rec: &MessageRecord, st: &StateRecord, handle: String, c: &ReceiveMessage) -> Message {
+pub(super) fn render(
+    rec: &MessageRecord,
+    st: &StateRecord,
+    handle: String,
+    c: &ReceiveMessage,
+) -> Message {
     let names = c
         .attribute_names
         .iter()

@@ -9,6 +9,7 @@ mod fifo;
 mod message;
 mod metadata;
 mod movetask;
+pub mod peek;
 mod poll;
 mod queue;
 pub mod receipt;
@@ -188,6 +189,14 @@ impl Engine {
     pub fn shutdown(&self) {
         self.inner.closing.store(true, Ordering::SeqCst);
         self.wake_all();
+    }
+
+    /// Finishes pending commits and closes the database file. Call after [`Engine::shutdown`]
+    /// once no more requests arrive; later writes fail with `InternalError`.
+    pub async fn close(&self) {
+        if let Err(e) = self.inner.store.close().wait().await {
+            tracing::warn!(error = %e, "closing the store");
+        }
     }
 
     fn closing(&self) -> bool {

@@ -129,6 +129,8 @@ pub enum Op {
     ClearDedup(u64),
     /// Insert or replace a move task.
     PutTask(String, Vec<u8>),
+    /// Drop everything (the reset endpoint).
+    ResetAll,
 }
 
 /// Errors opening or using the store. Shown to the operator, never to clients.
@@ -210,6 +212,8 @@ pub struct Loaded {
 struct Job {
     ops: Vec<Op>,
     ack: Option<oneshot::Sender<Result<(), String>>>,
+    /// Stop after this job and close the database file.
+    close: bool,
 }
 
 /// Handle to the writer thread.
@@ -280,7 +284,7 @@ impl Store {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("localsqs-writer".into())
-            .spawn(move || writer(&db, &rx, durable))
+            .spawn(move || writer(db, &rx, durable))
             .map_err(|e| StoreError::Redb(e.to_string()))?;
         Ok((
             Store {
@@ -304,17 +308,23 @@ impl Store {
         if ops.is_empty() {
             return Commit::done();
         }
+        self.send(ops, false)
+    }
+
+    /// Finishes every submitted job, then closes the database file so another process (or
+    /// another server in this one) can open it. Later submits fail with `Closed`.
+    pub fn close(&self) -> Commit {
+        self.send(Vec::new(), true)
+    }
+
+    fn send(&self, ops: Vec<Op>, close: bool) -> Commit {
         let (ack, rx) = oneshot::channel();
-        if self
-            .tx
-            .send(Job {
-                ops,
-                ack: Some(ack),
-            })
-            .is_err()
-        {
-            return Commit(None);
-        }
+        // If the writer is gone the job (and its sender) is dropped and `wait` reports Closed.
+        let _ = self.tx.send(Job {
+            ops,
+            ack: Some(ack),
+            close,
+        });
         Commit(Some(rx))
     }
 }
@@ -401,19 +411,37 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
     Ok(out)
 }
 
-fn writer(db: &Database, rx: &mpsc::Receiver<Job>, durable: bool) {
+fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool) {
     while let Ok(first) = rx.recv() {
+        let mut closing = first.close;
         let mut jobs = vec![first];
-        while jobs.len() < MAX_BATCH {
+        while jobs.len() < MAX_BATCH && !closing {
             match rx.try_recv() {
-                Ok(j) => jobs.push(j),
+                Ok(j) => {
+                    closing = j.close;
+                    jobs.push(j);
+                }
                 Err(_) => break,
             }
         }
-        let result = apply(db, &jobs, durable).map_err(|e| {
-            tracing::error!(error = %e, "commit failed");
-            e.to_string()
-        });
+        let result = if jobs.iter().all(|j| j.ops.is_empty()) {
+            Ok(())
+        } else {
+            apply(&db, &jobs, durable).map_err(|e| {
+                tracing::error!(error = %e, "commit failed");
+                e.to_string()
+            })
+        };
+        if closing {
+            // Release the file (and its lock) before anyone hears that we are closed.
+            drop(db);
+            for job in jobs {
+                if let Some(ack) = job.ack {
+                    let _ = ack.send(result.clone());
+                }
+            }
+            return;
+        }
         for job in jobs {
             if let Some(ack) = job.ack {
                 let _ = ack.send(result.clone());
@@ -484,6 +512,14 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
                 }
                 Op::DeleteDedup(q, key) => {
                     dedup.remove((*q, key.as_str())).map_err(redb_err)?;
+                }
+                Op::ResetAll => {
+                    queues.retain(|_, _| false).map_err(redb_err)?;
+                    messages.retain(|_, _| false).map_err(redb_err)?;
+                    states.retain(|_, _| false).map_err(redb_err)?;
+                    tombstones.retain(|_, _| false).map_err(redb_err)?;
+                    dedup.retain(|_, _| false).map_err(redb_err)?;
+                    tasks.retain(|_, _| false).map_err(redb_err)?;
                 }
                 Op::PutTask(id, rec) => {
                     tasks

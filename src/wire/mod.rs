@@ -5,6 +5,7 @@
 //! Imports `command`, `engine` (only to run the decoded command) and `error`.
 
 pub mod decode;
+pub mod dev;
 pub mod encode;
 pub mod json;
 pub mod params;
@@ -41,6 +42,8 @@ pub struct WireRequest {
     pub trace_header: Option<String>,
     /// Scheme and authority for queue URLs, e.g. `http://localhost:9324`.
     pub base_url: String,
+    /// Whether the `Accept` header asks for JSON (developer endpoints only).
+    pub accept_json: bool,
     /// The body.
     pub body: Vec<u8>,
 }
@@ -112,8 +115,19 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
     }
 }
 
-/// Handles one SQS request end to end.
+/// Handles one request end to end: the developer endpoints, then the SQS API.
 pub async fn handle(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
+    if req.target.is_none() {
+        if req.path == dev::HEALTH_PATH && req.method == "GET" {
+            return dev::health(engine);
+        }
+        if req.path == dev::RESET_PATH && req.method == "POST" {
+            return dev::reset(engine, request_id).await;
+        }
+        if req.path.starts_with(dev::PEEK_PATH) && req.method == "GET" {
+            return dev::peek(engine, &req, req.accept_json, request_id);
+        }
+    }
     let protocol = Protocol::detect(req.target.as_deref(), req.content_type.as_deref());
     match protocol {
         Protocol::Json => handle_json(engine, req, request_id).await,
