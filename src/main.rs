@@ -36,6 +36,9 @@ struct Flags {
     /// QueueDeletedRecently.
     #[arg(long, env = "LOCALSQS_ENFORCE_COOLOFFS")]
     enforce_cooloffs: bool,
+    /// TOML file declaring queues to create at start (applied idempotently).
+    #[arg(long, env = "LOCALSQS_CONFIG")]
+    config: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
         queue_host: f.queue_host,
         max_request_bytes: f.max_request_bytes,
         enforce_cooloffs: f.enforce_cooloffs,
+        config_file: f.config,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

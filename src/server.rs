@@ -46,6 +46,8 @@ pub struct Config {
     pub max_request_bytes: usize,
     /// Enforce AWS's 60-second cool-offs after PurgeQueue and DeleteQueue (off by default).
     pub enforce_cooloffs: bool,
+    /// A TOML file declaring queues to create at start (see [`crate::config`]).
+    pub config_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -59,6 +61,7 @@ impl Default for Config {
             queue_host: None,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             enforce_cooloffs: false,
+            config_file: None,
         }
     }
 }
@@ -120,6 +123,13 @@ impl Server {
         self
     }
 
+    /// Creates the queues declared in this TOML file at start.
+    #[must_use]
+    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config.config_file = Some(path.into());
+        self
+    }
+
     /// Enforces AWS's 60-second PurgeQueue and DeleteQueue cool-offs.
     #[must_use]
     pub fn enforce_cooloffs(mut self, on: bool) -> Self {
@@ -154,10 +164,15 @@ impl Server {
             self.clock,
             self.ids,
         )?;
+        if let Some(path) = &self.config.config_file {
+            let file = crate::config::load(path)?;
+            file.apply(&engine).await?;
+        }
         let listener = TcpListener::bind((self.config.host.as_str(), self.config.port)).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let shared = Arc::new(Shared {
+            metrics: crate::metrics::Metrics::new(&engine),
             engine: engine.clone(),
             config: self.config,
         });
@@ -216,6 +231,7 @@ impl RunningServer {
 struct Shared {
     engine: Engine,
     config: Config,
+    metrics: crate::metrics::Metrics,
 }
 
 async fn accept_loop(listener: TcpListener, shared: Arc<Shared>, mut stop: watch::Receiver<bool>) {
@@ -285,6 +301,14 @@ async fn serve(
         .unwrap_or_else(|| "localhost".into());
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
+    if path == "/metrics" && method == "GET" && target.is_none() {
+        let mut out = Response::new(Full::new(Bytes::from(shared.metrics.render())));
+        out.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        );
+        return out;
+    }
     let query = req.uri().query().map(str::to_owned);
     let trace_header = header(&req, "x-amzn-trace-id");
     let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
@@ -330,6 +354,11 @@ async fn serve(
         body,
     };
     let resp = wire::handle(&shared.engine, wreq, &request_id).await;
+    if let Some(action) = resp.action {
+        shared
+            .metrics
+            .observe(action.name(), started.elapsed().as_secs_f64());
+    }
     tracing::debug!(
         %method,
         %path,

@@ -147,6 +147,7 @@ impl Engine {
             ..StateRecord::default()
         };
         let seq = q.next_seq;
+        self.inner.metrics.sent.inc();
         ops.push(Op::PutMessage(q.id, seq, encode(&rec)));
         ops.push(Op::PutState(q.id, seq, encode(&state)));
         q.insert(seq, Arc::new(rec), state, now);
@@ -239,9 +240,11 @@ impl Engine {
         {
             fifo::remember_attempt(q, id, now, handed_out, &out);
         }
+        self.inner.metrics.received.inc_by(out.len() as u64);
         if let Some((_, dlq_id)) = dlq
             && !moved.is_empty()
         {
+            self.inner.metrics.dlq_moved.inc_by(moved.len() as u64);
             let source_arn = self.queue_arn(&q.rec.name);
             if let Some(d) = st.queues.get_mut(&dlq_id) {
                 redrive::arrive(d, moved, &source_arn, now, ops);
@@ -278,6 +281,7 @@ impl Engine {
         q.promote(now);
         check_fifo_handle(q, handle, r)?;
         if q.remove(r.seq).is_some() {
+            self.inner.metrics.deleted.inc();
             ops.push(Op::DeleteMessage(q.id, r.seq));
         }
         Ok(())

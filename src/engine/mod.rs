@@ -8,6 +8,7 @@ pub mod clock;
 mod fifo;
 mod message;
 mod metadata;
+pub mod metrics;
 mod movetask;
 pub mod peek;
 mod poll;
@@ -79,6 +80,8 @@ struct Inner {
     closing: AtomicBool,
     /// Wakes background move tasks (cancel, clock moves, shutdown).
     tasks_notify: Arc<tokio::sync::Notify>,
+    /// Counters for `/metrics`.
+    metrics: Arc<metrics::EngineMetrics>,
 }
 
 /// The SQS engine. Cheap to clone; all clones share one state.
@@ -102,7 +105,9 @@ impl Engine {
         clock: Arc<dyn Clock>,
         ids: Arc<dyn IdGen>,
     ) -> Result<Engine, StoreError> {
-        let (store, loaded) = Store::open(cfg.data_dir.as_deref(), cfg.cache_bytes)?;
+        let metrics = Arc::new(metrics::EngineMetrics::default());
+        let (store, loaded) =
+            Store::open(cfg.data_dir.as_deref(), cfg.cache_bytes, metrics.clone())?;
         let now = clock.now_ms();
         let mut st = State {
             next_queue_id: 1,
@@ -143,6 +148,7 @@ impl Engine {
                 cfg,
                 closing: AtomicBool::new(false),
                 tasks_notify: Arc::new(tokio::sync::Notify::new()),
+                metrics,
             }),
         };
         let running: Vec<String> = engine
@@ -162,6 +168,12 @@ impl Engine {
     #[must_use]
     pub fn config(&self) -> &EngineConfig {
         &self.inner.cfg
+    }
+
+    /// The engine's counters.
+    #[must_use]
+    pub fn metrics(&self) -> &Arc<metrics::EngineMetrics> {
+        &self.inner.metrics
     }
 
     /// Whether replies wait for a durable commit.

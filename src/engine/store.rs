@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::{Arc, mpsc};
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
+use super::metrics::EngineMetrics;
 use crate::command::MessageAttributes;
 
 /// Schema version and other small settings, by name.
@@ -257,7 +258,11 @@ impl Commit {
 
 impl Store {
     /// Opens (or creates) the store. `dir = None` means an ephemeral store in a temporary file.
-    pub fn open(dir: Option<&Path>, cache_bytes: usize) -> Result<(Store, Loaded), StoreError> {
+    pub fn open(
+        dir: Option<&Path>,
+        cache_bytes: usize,
+        metrics: Arc<EngineMetrics>,
+    ) -> Result<(Store, Loaded), StoreError> {
         let (path, temp, durable) = match dir {
             Some(d) => {
                 std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
@@ -284,7 +289,7 @@ impl Store {
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("localsqs-writer".into())
-            .spawn(move || writer(db, &rx, durable))
+            .spawn(move || writer(db, &rx, durable, &metrics))
             .map_err(|e| StoreError::Redb(e.to_string()))?;
         Ok((
             Store {
@@ -411,7 +416,7 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
     Ok(out)
 }
 
-fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool) {
+fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool, metrics: &EngineMetrics) {
     while let Ok(first) = rx.recv() {
         let mut closing = first.close;
         let mut jobs = vec![first];
@@ -427,6 +432,9 @@ fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool) {
         let result = if jobs.iter().all(|j| j.ops.is_empty()) {
             Ok(())
         } else {
+            metrics.commits.inc();
+            #[allow(clippy::cast_precision_loss)]
+            metrics.commit_batch.observe(jobs.len() as f64);
             apply(&db, &jobs, durable).map_err(|e| {
                 tracing::error!(error = %e, "commit failed");
                 e.to_string()

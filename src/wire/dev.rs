@@ -73,6 +73,7 @@ pub fn peek(
                     status: 200,
                     content_type: JSON_CONTENT_TYPE,
                     headers: Vec::new(),
+                    action: None,
                     body: serde_json::Value::Object(out.obj).to_string(),
                 }
             } else {
@@ -82,6 +83,7 @@ pub fn peek(
                     status: 200,
                     content_type: XML_CONTENT_TYPE,
                     headers: Vec::new(),
+                    action: None,
                     body: xml::envelope(Action::ReceiveMessage.name(), Some(&out.buf), request_id),
                 }
             }
@@ -97,6 +99,7 @@ pub fn health(engine: &Engine) -> WireResponse {
         status: 200,
         content_type: "application/json",
         headers: Vec::new(),
+        action: None,
         body: json!({
             "status": "ok",
             "live": true,
@@ -115,6 +118,7 @@ pub async fn reset(engine: &Engine, request_id: &str) -> WireResponse {
             status: 200,
             content_type: "application/json",
             headers: Vec::new(),
+            action: None,
             body: json!({ "reset": true }).to_string(),
         },
         Err(e) => error_response(Protocol::Json, &e, request_id),

@@ -59,6 +59,8 @@ pub struct WireResponse {
     pub headers: Vec<(&'static str, String)>,
     /// Body bytes.
     pub body: String,
+    /// The SQS action answered, when the request named a known one (for metrics).
+    pub action: Option<Action>,
 }
 
 /// Which protocol a request speaks.
@@ -100,6 +102,7 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
                 status: spec.status,
                 content_type: XML_CONTENT_TYPE,
                 headers: Vec::new(),
+                action: None,
                 body: xml::error_body(spec.fault.as_str(), spec.legacy_code, message, request_id),
             }
         }
@@ -110,6 +113,7 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
                 "x-amzn-query-error",
                 format!("{};{}", spec.legacy_code, spec.fault.as_str()),
             )],
+            action: None,
             body: json::error_body(spec.json_type, &err.message),
         },
     }
@@ -143,6 +147,17 @@ fn context(req: &WireRequest) -> RequestContext {
 }
 
 async fn handle_json(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
+    let action = req
+        .target
+        .as_deref()
+        .and_then(|t| t.strip_prefix("AmazonSQS."))
+        .and_then(Action::from_name);
+    let mut resp = handle_json_inner(engine, req, request_id).await;
+    resp.action = action;
+    resp
+}
+
+async fn handle_json_inner(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
     let result = async {
         let op = req
             .target
@@ -180,6 +195,7 @@ async fn handle_json(engine: &Engine, req: WireRequest, request_id: &str) -> Wir
             status: 200,
             content_type: JSON_CONTENT_TYPE,
             headers: Vec::new(),
+            action: None,
             body,
         },
         Err(e) => error_response(Protocol::Json, &e, request_id),
@@ -216,6 +232,7 @@ async fn handle_query(engine: &Engine, req: WireRequest, request_id: &str) -> Wi
             status: 404,
             content_type: XML_CONTENT_TYPE,
             headers: Vec::new(),
+            action: None,
             body: "<UnknownOperationException/>".into(),
         };
     };
@@ -241,11 +258,13 @@ async fn handle_query(engine: &Engine, req: WireRequest, request_id: &str) -> Wi
         Ok((action, out.buf))
     }
     .await;
-    match result {
+    let named = Action::from_name(&action_name);
+    let mut resp = match result {
         Ok((action, buf)) => WireResponse {
             status: 200,
             content_type: XML_CONTENT_TYPE,
             headers: Vec::new(),
+            action: None,
             body: xml::envelope(
                 action.name(),
                 encode::has_result(action).then_some(buf.as_str()),
@@ -253,5 +272,7 @@ async fn handle_query(engine: &Engine, req: WireRequest, request_id: &str) -> Wi
             ),
         },
         Err(e) => error_response(Protocol::Query, &e, request_id),
-    }
+    };
+    resp.action = named;
+    resp
 }

@@ -1,0 +1,269 @@
+//! Server layer: the TOML config file that declares queues to create at start.
+//!
+//! Each `[[queue]]` becomes CreateQueue / SetQueueAttributes / TagQueue commands run through the
+//! engine, so a config file gets exactly the validation an SDK caller gets. Applying it twice
+//! changes nothing. Errors name the queue and, through SQS's own message, the attribute.
+//!
+//! ```toml
+//! [[queue]]
+//! name = "orders-dlq"
+//! redrive_allow = { permission = "byQueue", source_queues = ["orders"] }
+//!
+//! [[queue]]
+//! name = "orders"
+//! attributes = { VisibilityTimeout = "45", DelaySeconds = 2 }
+//! dead_letter = { queue = "orders-dlq", max_receive_count = 3 }
+//! tags = { team = "shop" }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::command::{
+    Command, CreateQueue, GetQueueAttributes, Reply, RequestContext, SetQueueAttributes, TagQueue,
+};
+use crate::engine::Engine;
+
+/// A parsed config file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Queues to create, in order.
+    #[serde(default)]
+    pub queue: Vec<QueueDecl>,
+}
+
+/// One declared queue.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueDecl {
+    /// Queue name (`.fifo` for FIFO queues; `FifoQueue = true` is implied by the suffix).
+    pub name: String,
+    /// SQS attributes by their API names; strings, numbers and booleans are accepted.
+    #[serde(default)]
+    pub attributes: BTreeMap<String, toml::Value>,
+    /// Tags.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+    /// Shorthand for RedrivePolicy, naming the dead-letter queue by name.
+    pub dead_letter: Option<DeadLetter>,
+    /// Shorthand for RedriveAllowPolicy, naming source queues by name.
+    pub redrive_allow: Option<RedriveAllow>,
+}
+
+/// `dead_letter = { queue = "…", max_receive_count = N }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeadLetter {
+    /// Dead-letter queue name.
+    pub queue: String,
+    /// maxReceiveCount, 1–1000.
+    pub max_receive_count: u32,
+}
+
+/// `redrive_allow = { permission = "allowAll" | "denyAll" | "byQueue", source_queues = [...] }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedriveAllow {
+    /// allowAll, denyAll or byQueue.
+    pub permission: String,
+    /// Source queue names, for byQueue.
+    #[serde(default)]
+    pub source_queues: Vec<String>,
+}
+
+/// Reads and parses a config file.
+pub fn load(path: &Path) -> Result<ConfigFile, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("config file {}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("config file {}: {e}", path.display()))
+}
+
+/// Parses config text.
+pub fn parse(text: &str) -> Result<ConfigFile, String> {
+    toml::from_str(text).map_err(|e| e.to_string())
+}
+
+fn value_string(v: &toml::Value) -> Result<String, String> {
+    match v {
+        toml::Value::String(s) => Ok(s.clone()),
+        toml::Value::Integer(i) => Ok(i.to_string()),
+        toml::Value::Boolean(b) => Ok(b.to_string()),
+        toml::Value::Float(f) => Ok(f.to_string()),
+        other => Err(format!("unsupported value {other:?}")),
+    }
+}
+
+/// The queue's current attributes, or `None` when it does not exist.
+async fn current(
+    engine: &Engine,
+    ctx: &RequestContext,
+    url: &str,
+) -> Option<BTreeMap<String, String>> {
+    let reply = engine
+        .execute(
+            ctx,
+            Command::GetQueueAttributes(GetQueueAttributes {
+                queue_url: url.to_owned(),
+                attribute_names: vec!["All".into()],
+            }),
+        )
+        .await
+        .ok()?;
+    match reply {
+        Reply::GetQueueAttributes(r) => Some(r.attributes.into_iter().collect()),
+        _ => None,
+    }
+}
+
+/// Sets attributes that differ; nothing at all when none do, so LastModifiedTimestamp stays.
+async fn set(
+    engine: &Engine,
+    ctx: &RequestContext,
+    url: &str,
+    attributes: Vec<(String, String)>,
+) -> Result<(), String> {
+    if attributes.is_empty() {
+        return Ok(());
+    }
+    let cmd = Command::SetQueueAttributes(SetQueueAttributes {
+        queue_url: url.to_owned(),
+        attributes,
+    });
+    engine
+        .execute(ctx, cmd)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+impl ConfigFile {
+    /// Creates or updates every declared queue. Runs in two passes so that dead-letter queues
+    /// may be declared after the queues that use them.
+    pub async fn apply(&self, engine: &Engine) -> Result<(), String> {
+        let ctx = RequestContext {
+            base_url: "http://localhost".into(),
+            trace_header: None,
+        };
+        let arn = |name: &str| {
+            let c = engine.config();
+            format!("arn:aws:sqs:{}:{}:{}", c.region, c.account_id, name)
+        };
+        let mut redrive = Vec::new();
+        for q in &self.queue {
+            let err = |e: String| format!("queue {}: {e}", q.name);
+            let mut attributes = Vec::new();
+            for (k, v) in &q.attributes {
+                let v = value_string(v).map_err(|e| err(format!("attribute {k}: {e}")))?;
+                if k == "RedrivePolicy" {
+                    redrive.push((q.name.clone(), v));
+                } else {
+                    attributes.push((k.clone(), v));
+                }
+            }
+            if q.name.ends_with(".fifo") && !q.attributes.contains_key("FifoQueue") {
+                attributes.push(("FifoQueue".into(), "true".into()));
+            }
+            if let Some(a) = &q.redrive_allow {
+                let mut policy = json!({ "redrivePermission": a.permission });
+                if !a.source_queues.is_empty() {
+                    policy["sourceQueueArns"] = a
+                        .source_queues
+                        .iter()
+                        .map(|n| arn(n))
+                        .collect::<Vec<_>>()
+                        .into();
+                }
+                attributes.push(("RedriveAllowPolicy".into(), policy.to_string()));
+            }
+            if let Some(d) = &q.dead_letter {
+                let policy = json!({
+                    "deadLetterTargetArn": arn(&d.queue),
+                    "maxReceiveCount": d.max_receive_count,
+                });
+                redrive.push((q.name.clone(), policy.to_string()));
+            }
+            let url = format!("/{}/{}", engine.config().account_id, q.name);
+            match current(engine, &ctx, &url).await {
+                Some(cur) => {
+                    let changed: Vec<(String, String)> = attributes
+                        .into_iter()
+                        .filter(|(k, v)| k != "FifoQueue" && cur.get(k) != Some(v))
+                        .collect();
+                    set(engine, &ctx, &url, changed).await.map_err(err)?;
+                }
+                None => {
+                    let cmd = Command::CreateQueue(CreateQueue {
+                        queue_name: q.name.clone(),
+                        attributes,
+                        tags: Vec::new(),
+                    });
+                    engine
+                        .execute(&ctx, cmd)
+                        .await
+                        .map_err(|e| err(e.to_string()))?;
+                }
+            }
+            if !q.tags.is_empty() {
+                let tags = q.tags.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                engine
+                    .execute(
+                        &ctx,
+                        Command::TagQueue(TagQueue {
+                            queue_url: url,
+                            tags,
+                        }),
+                    )
+                    .await
+                    .map_err(|e| err(e.to_string()))?;
+            }
+        }
+        for (name, policy) in redrive {
+            let url = format!("/{}/{}", engine.config().account_id, name);
+            let cur = current(engine, &ctx, &url).await.unwrap_or_default();
+            let changed: Vec<(String, String)> = (cur.get("RedrivePolicy") != Some(&policy))
+                .then(|| ("RedrivePolicy".to_owned(), policy))
+                .into_iter()
+                .collect();
+            set(engine, &ctx, &url, changed)
+                .await
+                .map_err(|e| format!("queue {name}: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_documented_example() {
+        let c = parse(
+            r#"
+            [[queue]]
+            name = "orders-dlq"
+
+            [[queue]]
+            name = "orders"
+            attributes = { VisibilityTimeout = "45", DelaySeconds = 2 }
+            dead_letter = { queue = "orders-dlq", max_receive_count = 3 }
+            tags = { team = "shop" }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.queue.len(), 2);
+        assert_eq!(
+            value_string(&c.queue[1].attributes["DelaySeconds"]).unwrap(),
+            "2"
+        );
+        assert_eq!(
+            c.queue[1].dead_letter.as_ref().unwrap().max_receive_count,
+            3
+        );
+        assert!(parse("[[queue]]\nname = \"a\"\nbogus = 1\n").is_err());
+    }
+}

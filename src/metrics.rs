@@ -1,0 +1,145 @@
+//! Server layer: `/metrics` in the Prometheus text format, through the prometheus-client crate.
+//!
+//! Request latency histograms by action are recorded here; message and commit counters come
+//! from the engine; per-queue message gauges are read from the engine at each scrape.
+
+use std::fmt::Write as _;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::engine::Engine;
+
+/// Labels of the request histogram.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    action: String,
+}
+
+/// Labels of the per-queue gauges.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    queue: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 50 µs to ~26 s.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 20))
+}
+
+/// The metrics registry of one server.
+pub struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Histogram, fn() -> Histogram>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+#[derive(Debug)]
+struct QueueGauges(Engine);
+
+impl Collector for QueueGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counts = self.0.queue_counts();
+        let gauges: [(&str, &str, fn(&crate::engine::peek::QueueCounts) -> usize); 3] = [
+            (
+                "localsqs_queue_messages_visible",
+                "Messages receivable now.",
+                |c| c.visible,
+            ),
+            (
+                "localsqs_queue_messages_in_flight",
+                "Messages received and not yet visible again.",
+                |c| c.in_flight,
+            ),
+            (
+                "localsqs_queue_messages_delayed",
+                "Messages waiting out a delay.",
+                |c| c.delayed,
+            ),
+        ];
+        for (name, help, get) in gauges {
+            let mut family =
+                encoder.encode_descriptor(name, help, None, ConstGauge::new(0i64).metric_type())?;
+            for c in &counts {
+                let labels = QueueLabels {
+                    queue: c.name.clone(),
+                };
+                let value = i64::try_from(get(c)).unwrap_or(i64::MAX);
+                ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Metrics {
+    /// A registry wired to the engine's counters.
+    #[must_use]
+    pub fn new(engine: &Engine) -> Self {
+        let mut registry = Registry::default();
+        let m = engine.metrics();
+        registry.register(
+            "localsqs_messages_sent",
+            "Messages enqueued.",
+            m.sent.clone(),
+        );
+        registry.register(
+            "localsqs_messages_received",
+            "Messages handed out by ReceiveMessage.",
+            m.received.clone(),
+        );
+        registry.register(
+            "localsqs_messages_deleted",
+            "Messages deleted.",
+            m.deleted.clone(),
+        );
+        registry.register(
+            "localsqs_messages_dead_lettered",
+            "Messages moved to a dead-letter queue.",
+            m.dlq_moved.clone(),
+        );
+        registry.register("localsqs_commits", "Storage commits.", m.commits.clone());
+        registry.register(
+            "localsqs_commit_batch_size",
+            "Requests folded into one storage commit (group commit).",
+            m.commit_batch.clone(),
+        );
+        let requests: Family<RequestLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "localsqs_request_duration_seconds",
+            "Request latency by SQS action.",
+            requests.clone(),
+        );
+        registry.register_collector(Box::new(QueueGauges(engine.clone())));
+        Self { registry, requests }
+    }
+
+    /// Records one request's latency.
+    pub fn observe(&self, action: &str, seconds: f64) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                action: action.to_owned(),
+            })
+            .observe(seconds);
+    }
+
+    /// Renders the Prometheus text exposition.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry).is_err() {
+            let _ = writeln!(out, "# encoding failed");
+        }
+        out
+    }
+}
