@@ -13,6 +13,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::engine::Engine;
+use crate::engine::peek::QueueCounts;
 
 /// Labels of the request histogram.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -49,7 +50,8 @@ struct QueueGauges(Engine);
 impl Collector for QueueGauges {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let counts = self.0.queue_counts();
-        let gauges: [(&str, &str, fn(&crate::engine::peek::QueueCounts) -> usize); 3] = [
+        type Gauge = (&'static str, &'static str, fn(&QueueCounts) -> usize);
+        let gauges: [Gauge; 3] = [
             (
                 "localsqs_queue_messages_visible",
                 "Messages receivable now.",
