@@ -39,6 +39,10 @@ struct Flags {
     /// TOML file declaring queues to create at start (applied idempotently).
     #[arg(long, env = "LOCALSQS_CONFIG")]
     config: Option<PathBuf>,
+    /// Instead of serving, ask the server on --port for GET /health and exit 0 if it is
+    /// healthy (for container HEALTHCHECKs in images without curl).
+    #[arg(long)]
+    healthcheck: bool,
 }
 
 fn main() -> ExitCode {
@@ -49,6 +53,9 @@ fn main() -> ExitCode {
         )
         .init();
     let f = Flags::parse();
+    if f.healthcheck {
+        return healthcheck(f.port);
+    }
     let config = Config {
         host: f.host,
         port: f.port,
@@ -91,6 +98,27 @@ async fn run(config: Config) -> ExitCode {
     server.shutdown().await;
     tracing::info!("stopped");
     ExitCode::SUCCESS
+}
+
+/// `GET /health` on the local port with a plain socket; exit 0 on a 200.
+fn healthcheck(port: u16) -> ExitCode {
+    use std::io::{Read, Write};
+    use std::time::Duration;
+    let ok = (|| -> std::io::Result<bool> {
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+        s.set_read_timeout(Some(Duration::from_secs(2)))?;
+        s.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+        let mut buf = Vec::new();
+        s.read_to_end(&mut buf)?;
+        Ok(buf.starts_with(b"HTTP/1.1 200"))
+    })()
+    .unwrap_or(false);
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 async fn shutdown_signal() {
