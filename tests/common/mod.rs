@@ -2,6 +2,8 @@
 //! [`ManualClock`], an `aws-sdk-sqs` client pointed at it, error inspection and the SQS MD5
 //! algorithms (sqs-protocol.md §6.3, §6.4) computed independently of the server.
 
+#![allow(dead_code)] // Each test crate uses a different subset of these helpers.
+
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;

@@ -1,0 +1,263 @@
+//! Operations features: embedding, health, metrics, peek, reset and the config file, against
+//! the in-process server.
+
+mod common;
+
+use std::sync::Arc;
+
+use aws_sdk_sqs::types::QueueAttributeName;
+use common::{START_MS, TestServer, client};
+use localsqs::engine::ManualClock;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A raw HTTP/1.1 request; returns (status, body).
+async fn http(endpoint: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
+    let addr = endpoint.trim_start_matches("http://");
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n"
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    s.read_to_end(&mut buf).await.expect("read");
+    let text = String::from_utf8(buf).expect("utf-8");
+    let status = text[9..12].parse().expect("status");
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// The embedding path documented on `localsqs::Server`: builder, port 0, endpoint, SDK, shutdown.
+#[tokio::test]
+async fn embedded_server_serves_the_sdk() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let sqs = client(&server.endpoint());
+    let url = sqs
+        .create_queue()
+        .queue_name("embedded")
+        .send()
+        .await
+        .expect("CreateQueue")
+        .queue_url
+        .expect("url");
+    assert!(
+        url.starts_with(&server.endpoint()),
+        "{url} reaches the server"
+    );
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("hi")
+        .send()
+        .await
+        .expect("SendMessage");
+    let got = sqs
+        .receive_message()
+        .queue_url(&url)
+        .send()
+        .await
+        .expect("ReceiveMessage");
+    assert_eq!(got.messages()[0].body(), Some("hi"));
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn health_metrics_peek_and_reset() {
+    let t = TestServer::start().await;
+    let ep = t.server.endpoint();
+    let (status, body) = http(&ep, "GET", "/health", &[]).await;
+    assert_eq!(status, 200);
+    let health: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(health["status"], "ok");
+    assert_eq!(health["mode"], "memory");
+
+    let url = t.create_queue("ops", &[]).await;
+    t.send(&url, "one").await;
+    t.send(&url, "two").await;
+    let received = t.receive(&url, 1).await;
+    assert_eq!(received.len(), 1);
+
+    // Peek shows visible messages only by default, and in-flight ones on request, without
+    // touching receive counts.
+    let peek = format!("/_aws/sqs/messages?QueueUrl={url}");
+    let (status, body) = http(&ep, "GET", &peek, &[("Accept", "application/json")]).await;
+    assert_eq!(status, 200, "{body}");
+    let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+    assert_eq!(v["Messages"].as_array().map(Vec::len), Some(1));
+    let (_, body) = http(
+        &ep,
+        "GET",
+        &format!("{peek}&ShowInvisible=true"),
+        &[("Accept", "application/json")],
+    )
+    .await;
+    let v: serde_json::Value = serde_json::from_str(&body).expect("json");
+    let all = v["Messages"].as_array().expect("messages");
+    assert_eq!(all.len(), 2);
+    assert_eq!(all[0]["ReceiptHandle"], "SQS/BACKDOOR/ACCESS");
+    let (_, xml) = http(&ep, "GET", &format!("{peek}&ShowInvisible=true"), &[]).await;
+    assert!(
+        xml.starts_with("<?xml version=\"1.0\"?><ReceiveMessageResponse"),
+        "{xml}"
+    );
+    assert_eq!(t.counts(&url).await, (1, 1, 0), "peek changed nothing");
+    let (status, _) = http(
+        &ep,
+        "GET",
+        "/_aws/sqs/messages?QueueUrl=nope",
+        &[("Accept", "application/json")],
+    )
+    .await;
+    assert_eq!(status, 400);
+
+    let (status, metrics) = http(&ep, "GET", "/metrics", &[]).await;
+    assert_eq!(status, 200);
+    for line in [
+        "localsqs_messages_sent_total 2",
+        "localsqs_messages_received_total 1",
+        "localsqs_queue_messages_visible{queue=\"ops\"} 1",
+        "localsqs_queue_messages_in_flight{queue=\"ops\"} 1",
+        "localsqs_request_duration_seconds_count{action=\"SendMessage\"} 2",
+    ] {
+        assert!(
+            metrics.lines().any(|l| l == line),
+            "missing {line:?} in\n{metrics}"
+        );
+    }
+    assert!(
+        metrics.contains("localsqs_commit_batch_size_bucket"),
+        "{metrics}"
+    );
+
+    let (status, _) = http(&ep, "POST", "/_localsqs/reset", &[]).await;
+    assert_eq!(status, 200);
+    let listed = t.client.list_queues().send().await.expect("ListQueues");
+    assert!(listed.queue_urls().is_empty(), "reset dropped every queue");
+    t.shutdown().await;
+}
+
+const CONFIG: &str = r#"
+[[queue]]
+name = "orders-dlq"
+redrive_allow = { permission = "byQueue", source_queues = ["orders"] }
+
+[[queue]]
+name = "orders"
+attributes = { VisibilityTimeout = "45", DelaySeconds = 2 }
+dead_letter = { queue = "orders-dlq", max_receive_count = 3 }
+tags = { team = "shop" }
+
+[[queue]]
+name = "jobs.fifo"
+attributes = { ContentBasedDeduplication = true }
+"#;
+
+#[tokio::test]
+async fn config_file_declares_queues_idempotently() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("queues.toml");
+    std::fs::write(&file, CONFIG).expect("write");
+    let data = dir.path().join("data");
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let start = |c: Arc<ManualClock>| {
+        localsqs::Server::builder()
+            .clock(c)
+            .data_dir(&data)
+            .config_file(&file)
+            .start()
+    };
+    let server = start(clock.clone()).await.expect("starts with the config");
+    let sqs = client(&server.endpoint());
+    let url = format!("{}/000000000000/orders", server.endpoint());
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await
+        .expect("orders exists")
+        .attributes
+        .expect("attributes");
+    assert_eq!(attrs[&QueueAttributeName::VisibilityTimeout], "45");
+    assert_eq!(attrs[&QueueAttributeName::DelaySeconds], "2");
+    assert_eq!(
+        attrs[&QueueAttributeName::RedrivePolicy],
+        r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:orders-dlq","maxReceiveCount":3}"#
+    );
+    let modified = attrs[&QueueAttributeName::LastModifiedTimestamp].clone();
+    let tags = sqs
+        .list_queue_tags()
+        .queue_url(&url)
+        .send()
+        .await
+        .expect("tags");
+    assert_eq!(
+        tags.tags().and_then(|t| t.get("team")).map(String::as_str),
+        Some("shop")
+    );
+    let fifo = format!("{}/000000000000/jobs.fifo", server.endpoint());
+    let f = sqs
+        .get_queue_attributes()
+        .queue_url(&fifo)
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await
+        .expect("jobs.fifo exists")
+        .attributes
+        .expect("attributes");
+    assert_eq!(f[&QueueAttributeName::FifoQueue], "true");
+    assert_eq!(f[&QueueAttributeName::ContentBasedDeduplication], "true");
+    server.shutdown().await;
+
+    // Applying the same file again changes nothing, not even LastModifiedTimestamp.
+    clock.advance_ms(10_000);
+    let server = start(clock.clone())
+        .await
+        .expect("restarts with the same config");
+    let sqs = client(&server.endpoint());
+    let url = format!("{}/000000000000/orders", server.endpoint());
+    let again = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(QueueAttributeName::LastModifiedTimestamp)
+        .send()
+        .await
+        .expect("attributes")
+        .attributes
+        .expect("attributes");
+    assert_eq!(again[&QueueAttributeName::LastModifiedTimestamp], modified);
+    let listed = sqs.list_queues().send().await.expect("list");
+    assert_eq!(listed.queue_urls().len(), 3);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn config_errors_name_the_queue_and_attribute() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "[[queue]]\nname = \"slow\"\nattributes = { VisibilityTimeout = 99999 }\n",
+    )
+    .expect("write");
+    let err = localsqs::Server::builder()
+        .config_file(&file)
+        .start()
+        .await
+        .expect_err("an out-of-range attribute stops the start");
+    let text = err.to_string();
+    assert!(text.contains("queue slow"), "{text}");
+    assert!(text.contains("VisibilityTimeout"), "{text}");
+    std::fs::write(&file, "[[queue]]\nnam = \"typo\"\n").expect("write");
+    let err = localsqs::Server::builder()
+        .config_file(&file)
+        .start()
+        .await
+        .expect_err("unknown key");
+    assert!(err.to_string().contains("nam"), "{err}");
+}
