@@ -313,6 +313,16 @@ impl Store {
         if ops.is_empty() {
             return Commit::done();
         }
+        if !self.durable {
+            // Nothing survives the process in memory mode, so nobody waits for the commit; the
+            // writer still applies every op in order.
+            let _ = self.tx.send(Job {
+                ops,
+                ack: None,
+                close: false,
+            });
+            return Commit::done();
+        }
         self.send(ops, false)
     }
 
