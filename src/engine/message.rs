@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use super::fifo;
-use super::receipt::Receipt;
+use super::receipt::{Receipt, fingerprint};
 use super::redrive;
 use super::state::{Phase, Queue};
 use super::store::{MessageRecord, Op, StateRecord, encode};
@@ -224,6 +224,7 @@ impl Engine {
                     queue_id: q.id,
                     seq,
                     nonce,
+                    message: fingerprint(&m.rec.id),
                 }
                 .encode(self.inner.ids.next_u64());
                 out.push(render(m.rec.as_ref(), &m.st, handle, c));
@@ -280,7 +281,7 @@ impl Engine {
         let r = decode_handle(handle, q.id)?;
         q.promote(now);
         check_fifo_handle(q, handle, r)?;
-        if q.remove(r.seq).is_some() {
+        if handle_target(q, r).is_some() && q.remove(r.seq).is_some() {
             self.inner.metrics.deleted.inc();
             ops.push(Op::DeleteMessage(q.id, r.seq));
         }
@@ -343,12 +344,21 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
     Ok(())
 }
 
+/// The message a handle points at, if it still exists: same sequence number *and* the same
+/// message id fingerprint, so a reused sequence number never matches an old handle.
+fn handle_target(q: &Queue, r: Receipt) -> Option<u64> {
+    q.msgs
+        .get(&r.seq)
+        .filter(|m| fingerprint(&m.rec.id) == r.message)
+        .map(|_| r.seq)
+}
+
 /// On FIFO queues a handle is good only while its receive's visibility lasts (§6.8).
 fn check_fifo_handle(q: &Queue, handle: &str, r: Receipt) -> SqsResult<()> {
     if !q.rec.fifo {
         return Ok(());
     }
-    match q.msgs.get(&r.seq) {
+    match handle_target(q, r).and_then(|seq| q.msgs.get(&seq)) {
         Some(m) if m.phase != Phase::InFlight || m.st.nonce != r.nonce => Err(
             SqsError::invalid_param(handle, "ReceiptHandle", "The receipt handle has expired."),
         ),
@@ -397,7 +407,9 @@ pub(super) fn change_visibility(
         )
     };
     q.promote(now);
-    let m = q.msgs.get(&r.seq).ok_or_else(not_available)?;
+    let m = handle_target(q, r)
+        .and_then(|seq| q.msgs.get(&seq))
+        .ok_or_else(not_available)?;
     check_fifo_handle(q, handle, r)?;
     let Some(received) = m.st.last_receive_ms else {
         return Err(not_available());

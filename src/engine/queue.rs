@@ -81,43 +81,44 @@ impl Engine {
                         ),
                     ));
                 }
-                return Ok(CreateQueueResult {
-                    queue_url: self.queue_url(ctx, &c.queue_name),
-                });
+                // Same queue: nothing to write, but the reply still waits for the commit that
+                // created it, in case that one is still in flight.
+                self.inner.store.submit(Vec::new())
+            } else {
+                if self.inner.cfg.enforce_cooloffs
+                    && st
+                        .tombstones
+                        .get(&c.queue_name)
+                        .is_some_and(|&at| now < at + COOLOFF_MS)
+                {
+                    return Err(SqsError::new(
+                        ErrorCode::QueueDeletedRecently,
+                        "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
+                    ));
+                }
+                let mut attrs = attributes::defaults(fifo);
+                attributes::apply(&mut attrs, &validated);
+                let rec = QueueRecord {
+                    name: c.queue_name.clone(),
+                    fifo,
+                    tags: c.tags.into_iter().collect(),
+                    created_s: now / 1000,
+                    modified_s: now / 1000,
+                    last_purge_ms: None,
+                    dedup_per_group: fifo
+                        && attrs
+                            .get("DeduplicationScope")
+                            .is_some_and(|v| v == "messageGroup"),
+                    attributes: attrs,
+                };
+                let id = st.next_queue_id;
+                st.next_queue_id += 1;
+                let q = Queue::new(id, rec);
+                let op = q.put_op();
+                st.by_name.insert(c.queue_name.clone(), id);
+                st.queues.insert(id, q);
+                self.inner.store.submit(vec![op])
             }
-            if self.inner.cfg.enforce_cooloffs
-                && st
-                    .tombstones
-                    .get(&c.queue_name)
-                    .is_some_and(|&at| now < at + COOLOFF_MS)
-            {
-                return Err(SqsError::new(
-                    ErrorCode::QueueDeletedRecently,
-                    "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
-                ));
-            }
-            let mut attrs = attributes::defaults(fifo);
-            attributes::apply(&mut attrs, &validated);
-            let rec = QueueRecord {
-                name: c.queue_name.clone(),
-                fifo,
-                tags: c.tags.into_iter().collect(),
-                created_s: now / 1000,
-                modified_s: now / 1000,
-                last_purge_ms: None,
-                dedup_per_group: fifo
-                    && attrs
-                        .get("DeduplicationScope")
-                        .is_some_and(|v| v == "messageGroup"),
-                attributes: attrs,
-            };
-            let id = st.next_queue_id;
-            st.next_queue_id += 1;
-            let q = Queue::new(id, rec);
-            let op = q.put_op();
-            st.by_name.insert(c.queue_name.clone(), id);
-            st.queues.insert(id, q);
-            self.inner.store.submit(vec![op])
         };
         self.commit(commit).await?;
         Ok(CreateQueueResult {

@@ -1,13 +1,16 @@
 //! Engine layer: the receipt-handle codec.
 //!
-//! A handle encodes the queue id, the message's sequence number and the nonce of the receive
-//! that issued it, so it needs no table of its own. Clients treat it as opaque (§4).
+//! A handle encodes the queue id, the message's sequence number, the nonce of the receive that
+//! issued it and a fingerprint of the message id, so it needs no table of its own. The
+//! fingerprint matters because sequence numbers (and queue ids) of deleted messages can be
+//! reused after a restart: a stale handle must never reach a different message. Clients treat
+//! the handle as opaque (§4).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-const VERSION: u8 = 1;
-const LEN: usize = 1 + 8 + 8 + 8 + 8;
+const VERSION: u8 = 2;
+const LEN: usize = 1 + 8 + 8 + 8 + 8 + 8;
 
 /// What a receipt handle points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -18,6 +21,16 @@ pub struct Receipt {
     pub seq: u64,
     /// Nonce of the receive that issued the handle.
     pub nonce: u64,
+    /// [`fingerprint`] of the message id.
+    pub message: u64,
+}
+
+/// A 64-bit FNV-1a hash of a message id, carried in handles.
+#[must_use]
+pub fn fingerprint(message_id: &str) -> u64 {
+    message_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 impl Receipt {
@@ -29,6 +42,7 @@ impl Receipt {
         b.extend_from_slice(&self.queue_id.to_be_bytes());
         b.extend_from_slice(&self.seq.to_be_bytes());
         b.extend_from_slice(&self.nonce.to_be_bytes());
+        b.extend_from_slice(&self.message.to_be_bytes());
         b.extend_from_slice(&salt.to_be_bytes());
         format!("AQEB{}", STANDARD.encode(b))
     }
@@ -45,6 +59,7 @@ impl Receipt {
             queue_id: word(1),
             seq: word(9),
             nonce: word(17),
+            message: word(25),
         })
     }
 }
@@ -59,6 +74,7 @@ mod tests {
             queue_id: 3,
             seq: 99,
             nonce: 0xdead_beef,
+            message: fingerprint("4c0e4e1e-0b6f-4b7e-9c43-6f0c7b8c1a2d"),
         };
         let h = r.encode(42);
         assert!(h.starts_with("AQEB"));

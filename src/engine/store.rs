@@ -152,6 +152,8 @@ pub enum StoreError {
     Redb(String),
     /// A record could not be decoded.
     Decode(String),
+    /// The file is damaged beyond what redb can repair.
+    Corrupt(PathBuf),
     /// The writer thread has stopped.
     Closed,
 }
@@ -172,6 +174,11 @@ impl std::fmt::Display for StoreError {
             ),
             StoreError::Redb(e) => write!(f, "storage error: {e}"),
             StoreError::Decode(e) => write!(f, "stored record is unreadable: {e}"),
+            StoreError::Corrupt(p) => write!(
+                f,
+                "data file {} is corrupt and cannot be opened; move it away to start afresh",
+                p.display()
+            ),
             StoreError::Closed => write!(f, "storage writer has stopped"),
         }
     }
@@ -277,15 +284,7 @@ impl Store {
                 (t.path().join("localsqs.redb"), Some(t), false)
             }
         };
-        let db = Database::builder()
-            .set_cache_size(cache_bytes)
-            .create(&path)
-            .map_err(|e| match e {
-                redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.clone()),
-                other => StoreError::Redb(format!("{}: {other}", path.display())),
-            })?;
-        init_schema(&db, &path)?;
-        let loaded = load(&db)?;
+        let (db, loaded) = open_and_load(&path, cache_bytes)?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("localsqs-writer".into())
@@ -310,10 +309,10 @@ impl Store {
     /// Queues ops for the next group commit. Call while holding the engine lock, so that the
     /// writer sees changes in the order they were made.
     pub fn submit(&self, ops: Vec<Op>) -> Commit {
-        if ops.is_empty() {
-            return Commit::done();
-        }
         if !self.durable {
+            if ops.is_empty() {
+                return Commit::done();
+            }
             // Nothing survives the process in memory mode, so nobody waits for the commit; the
             // writer still applies every op in order.
             let _ = self.tx.send(Job {
@@ -323,6 +322,9 @@ impl Store {
             });
             return Commit::done();
         }
+        // In durable mode even a request that changes nothing (a FIFO duplicate, a second
+        // delete) must not be answered before the commits submitted before it: an empty job
+        // is acknowledged only after them, in order.
         self.send(ops, false)
     }
 
@@ -342,6 +344,28 @@ impl Store {
         });
         Commit(Some(rx))
     }
+}
+
+/// Opens the file, checks the schema and reads everything back. redb can panic on some kinds of
+/// page corruption; that is turned into a clean `Corrupt` error instead of a crash.
+fn open_and_load(path: &Path, cache_bytes: usize) -> Result<(Database, Loaded), StoreError> {
+    let attempt = || -> Result<(Database, Loaded), StoreError> {
+        let db = Database::builder()
+            .set_cache_size(cache_bytes)
+            .create(path)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
+                other => StoreError::Redb(format!("{}: {other}", path.display())),
+            })?;
+        init_schema(&db, path)?;
+        let loaded = load(&db)?;
+        Ok((db, loaded))
+    };
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(attempt));
+    std::panic::set_hook(hook);
+    result.unwrap_or_else(|_| Err(StoreError::Corrupt(path.to_owned())))
 }
 
 fn probe_writable(dir: &Path) -> Result<(), StoreError> {

@@ -1,0 +1,344 @@
+//! Shared helpers for the tests that run the built `localsqs` binary as a child process
+//! (`crash.rs`, `datadir.rs`): free ports, start-up and exit with bounded waits, SIGKILL and
+//! SIGTERM, raw HTTP/1.1 for `/health` and the peek endpoint, and an SDK client that fails
+//! fast when the server dies under it.
+//!
+//! Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use aws_sdk_sqs::Client;
+use aws_sdk_sqs::config::retry::RetryConfig;
+use aws_sdk_sqs::config::timeout::TimeoutConfig;
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// How long a starting server is given to answer `/health`.
+pub const READY_WAIT: Duration = Duration::from_secs(10);
+/// How long a process is given to exit (after a signal, or when it must refuse to start).
+pub const EXIT_WAIT: Duration = Duration::from_secs(10);
+/// Step of every polling loop.
+pub const POLL_STEP: Duration = Duration::from_millis(20);
+/// Hang guard of one raw HTTP exchange.
+const HTTP_WAIT: Duration = Duration::from_secs(5);
+
+/// A port that was free a moment ago (bind port 0, read it, release it).
+pub fn free_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    l.local_addr().expect("local address").port()
+}
+
+/// A `localsqs` child process with its output captured in files.
+pub struct Proc {
+    child: Child,
+    /// The port it was told to listen on.
+    pub port: u16,
+    logs: tempfile::TempDir,
+    reaped: Option<ExitStatus>,
+}
+
+impl Proc {
+    /// Starts the binary with `--port <free port>` and the extra `args`; does not wait.
+    pub fn spawn(args: &[&std::ffi::OsStr]) -> Proc {
+        let port = free_port();
+        let logs = tempfile::tempdir().expect("log dir");
+        let out = File::create(logs.path().join("stdout")).expect("stdout file");
+        let err = File::create(logs.path().join("stderr")).expect("stderr file");
+        let child = Command::new(env!("CARGO_BIN_EXE_localsqs"))
+            .arg("--host")
+            .arg("127.0.0.1")
+            .arg("--port")
+            .arg(port.to_string())
+            .args(args)
+            .env_remove("LOCALSQS_DATA_DIR")
+            .env_remove("LOCALSQS_CONFIG")
+            .stdin(Stdio::null())
+            .stdout(out)
+            .stderr(err)
+            .spawn()
+            .expect("spawn localsqs");
+        Proc {
+            child,
+            port,
+            logs,
+            reaped: None,
+        }
+    }
+
+    /// Starts the binary durable in `dir` and waits until `/health` answers. Retries on a new
+    /// port if the free port was taken in between.
+    pub async fn start(dir: &Path) -> Proc {
+        let mut last = String::new();
+        for _ in 0..3 {
+            let mut p = Proc::spawn(&["--data-dir".as_ref(), dir.as_os_str()]);
+            match p.wait_ready().await {
+                Ok(()) => return p,
+                Err(e) if e.contains("in use") && !e.contains("another localsqs") => last = e,
+                Err(e) => panic!("localsqs did not start on {}: {e}", dir.display()),
+            }
+        }
+        panic!("localsqs found no free port: {last}");
+    }
+
+    /// Polls `/health` until it answers 200; `Err` with the output if the process exits first
+    /// or [`READY_WAIT`] passes.
+    pub async fn wait_ready(&mut self) -> Result<(), String> {
+        let deadline = Instant::now() + READY_WAIT;
+        while Instant::now() < deadline {
+            if let Some(status) = self.try_exit() {
+                return Err(format!("exited with {status}; {}", self.output()));
+            }
+            if let Ok((200, _)) = http_get(self.port, "/health", false).await {
+                return Ok(());
+            }
+            tokio::time::sleep(POLL_STEP).await;
+        }
+        Err(format!(
+            "no healthy answer within {READY_WAIT:?}; {}",
+            self.output()
+        ))
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn endpoint(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL (what `Child::kill` sends on Unix), then reap.
+    pub async fn kill9(&mut self) -> ExitStatus {
+        self.child.kill().expect("SIGKILL localsqs");
+        self.wait_exit().await
+    }
+
+    /// SIGTERM through `kill -TERM <pid>`; does not wait.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.pid().to_string())
+            .status()
+            .expect("run kill -TERM");
+        assert!(
+            status.success(),
+            "kill -TERM {} failed: {status}",
+            self.pid()
+        );
+    }
+
+    /// SIGTERM, then a bounded wait for a successful exit.
+    pub async fn stop(&mut self) {
+        self.terminate();
+        let status = self.wait_exit().await;
+        assert!(
+            status.success(),
+            "localsqs did not stop cleanly on SIGTERM: {status}; {}",
+            self.output()
+        );
+    }
+
+    /// The exit status, if the process has exited.
+    pub fn try_exit(&mut self) -> Option<ExitStatus> {
+        if self.reaped.is_none() {
+            self.reaped = self.child.try_wait().expect("try_wait");
+        }
+        self.reaped
+    }
+
+    /// Waits up to [`EXIT_WAIT`] for the process to exit; panics (after SIGKILL) if it does not.
+    pub async fn wait_exit(&mut self) -> ExitStatus {
+        self.wait_exit_within(EXIT_WAIT).await
+    }
+
+    /// Waits up to `limit` for the process to exit; panics (after SIGKILL) if it does not.
+    pub async fn wait_exit_within(&mut self, limit: Duration) -> ExitStatus {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(s) = self.try_exit() {
+                return s;
+            }
+            tokio::time::sleep(POLL_STEP).await;
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        panic!(
+            "localsqs (pid {}) did not exit within {limit:?}; {}",
+            self.pid(),
+            self.output()
+        );
+    }
+
+    /// What the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(self.logs.path().join("stderr")).unwrap_or_default()
+    }
+
+    /// Both output streams, for failure messages.
+    pub fn output(&self) -> String {
+        let out = std::fs::read_to_string(self.logs.path().join("stdout")).unwrap_or_default();
+        format!("stderr:\n{}\nstdout:\n{out}", self.stderr())
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        // Never leave a server behind when a test fails half-way.
+        if self.try_exit().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// One `GET` over a fresh connection: (status, body). `accept_json` asks for JSON.
+pub async fn http_get(
+    port: u16,
+    path_and_query: &str,
+    accept_json: bool,
+) -> Result<(u16, String), String> {
+    tokio::time::timeout(HTTP_WAIT, http_get_inner(port, path_and_query, accept_json))
+        .await
+        .map_err(|_| format!("GET {path_and_query}: no answer within {HTTP_WAIT:?}"))?
+}
+
+async fn http_get_inner(
+    port: u16,
+    path_and_query: &str,
+    accept_json: bool,
+) -> Result<(u16, String), String> {
+    let mut s = TcpStream::connect(("127.0.0.1", port))
+        .await
+        .map_err(|e| e.to_string())?;
+    let accept = if accept_json {
+        "Accept: application/json\r\n"
+    } else {
+        ""
+    };
+    let req = format!(
+        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{accept}Connection: close\r\n\r\n"
+    );
+    s.write_all(req.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).await.map_err(|e| e.to_string())?;
+    let raw = String::from_utf8(raw).map_err(|e| e.to_string())?;
+    let (head, body) = raw
+        .split_once("\r\n\r\n")
+        .ok_or_else(|| format!("no header end in {raw:?}"))?;
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| format!("bad status line in {head:?}"))?;
+    let chunked = head.lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("transfer-encoding:") && l.contains("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)?
+    } else {
+        body.to_owned()
+    };
+    Ok((status, body))
+}
+
+fn dechunk(mut rest: &str) -> Result<String, String> {
+    let mut out = String::new();
+    loop {
+        let (size, after) = rest.split_once("\r\n").ok_or("bad chunk header")?;
+        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
+            .map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.push_str(after.get(..n).ok_or("short chunk")?);
+        rest = after.get(n + 2..).ok_or("short chunk")?;
+    }
+}
+
+/// One message as the peek endpoint lists it.
+#[derive(Debug)]
+pub struct Peeked {
+    /// MessageId.
+    pub id: String,
+    /// Body.
+    pub body: String,
+    /// System attributes.
+    pub attrs: serde_json::Map<String, Value>,
+}
+
+impl Peeked {
+    /// One system attribute, as a string.
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs.get(name).and_then(Value::as_str)
+    }
+}
+
+/// Every message of the queue, in flight and delayed included, in queue order.
+pub async fn peek(port: u16, url: &str) -> Vec<Peeked> {
+    let query = form_urlencoded::Serializer::new(String::new())
+        .append_pair("QueueUrl", url)
+        .append_pair("ShowInvisible", "true")
+        .append_pair("ShowDelayed", "true")
+        .finish();
+    let (status, body) = http_get(port, &format!("/_aws/sqs/messages?{query}"), true)
+        .await
+        .unwrap_or_else(|e| panic!("peek {url}: {e}"));
+    assert_eq!(status, 200, "peek {url}: {body}");
+    let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("peek JSON {e}: {body}"));
+    let list = match v.get("Messages") {
+        None | Some(Value::Null) => return Vec::new(),
+        Some(Value::Array(list)) => list,
+        Some(other) => panic!("peek: Messages is not a list: {other}"),
+    };
+    list.iter()
+        .map(|m| {
+            let s = |k: &str| {
+                m.get(k)
+                    .and_then(Value::as_str)
+                    .unwrap_or_else(|| panic!("peeked message without {k}: {m}"))
+                    .to_owned()
+            };
+            Peeked {
+                id: s("MessageId"),
+                body: s("Body"),
+                attrs: m
+                    .get("Attributes")
+                    .and_then(Value::as_object)
+                    .cloned()
+                    .unwrap_or_default(),
+            }
+        })
+        .collect()
+}
+
+/// An SDK client for `endpoint` (no aws-config) that never retries and gives up quickly, so a
+/// request caught by a kill fails at once instead of being replayed against nothing.
+pub fn client(endpoint: &str) -> Client {
+    let conf = aws_sdk_sqs::Config::builder()
+        .endpoint_url(endpoint)
+        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .credentials_provider(aws_credential_types::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+        .retry_config(RetryConfig::disabled())
+        .timeout_config(
+            TimeoutConfig::builder()
+                .connect_timeout(Duration::from_secs(2))
+                .operation_timeout(Duration::from_secs(10))
+                .build(),
+        )
+        .build();
+    Client::from_conf(conf)
+}
