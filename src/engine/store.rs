@@ -422,14 +422,29 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
     }
     let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
     let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+    // Both tables share their keys, so walk them side by side instead of one lookup per row.
+    let mut state_rows = states.iter().map_err(redb_err)?.peekable();
     for row in messages.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
-        let (q, s) = k.value();
-        let state = match states.get((q, s)).map_err(redb_err)? {
-            Some(st) => decode(st.value())?,
-            None => StateRecord::default(),
-        };
-        out.messages.push((q, s, decode(v.value())?, state));
+        let key = k.value();
+        let mut state = StateRecord::default();
+        while let Some(next) = state_rows.peek() {
+            let (sk, sv) = match next {
+                Ok(pair) => pair,
+                Err(e) => return Err(redb_err(e)),
+            };
+            let skey = sk.value();
+            if skey < key {
+                state_rows.next();
+                continue;
+            }
+            if skey == key {
+                state = decode(sv.value())?;
+                state_rows.next();
+            }
+            break;
+        }
+        out.messages.push((key.0, key.1, decode(v.value())?, state));
     }
     let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
     for row in tombstones.iter().map_err(redb_err)? {
