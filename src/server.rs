@@ -66,12 +66,24 @@ impl Default for Config {
     }
 }
 
-/// Builds and starts a localsqs server, in-process.
+/// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
+/// `ThreadedMotoServer` and ElasticMQ's `withDynamicPort`.
 ///
 /// ```no_run
-/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// // In memory, on 127.0.0.1 and a free port (add `.data_dir(path)` to keep state).
 /// let server = localsqs::Server::builder().start().await?;
-/// println!("SQS endpoint: {}", server.endpoint());
+///
+/// let conf = aws_sdk_sqs::Config::builder()
+///     .endpoint_url(server.endpoint())
+///     .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+///     .credentials_provider(aws_sdk_sqs::config::Credentials::new("test", "test", None, None, "static"))
+///     .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+///     .build();
+/// let sqs = aws_sdk_sqs::Client::from_conf(conf);
+/// let url = sqs.create_queue().queue_name("jobs").send().await?.queue_url.unwrap_or_default();
+/// sqs.send_message().queue_url(&url).message_body("hi").send().await?;
+///
 /// server.shutdown().await;
 /// # Ok(()) }
 /// ```

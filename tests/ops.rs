@@ -37,7 +37,16 @@ async fn http(endpoint: &str, method: &str, path: &str, headers: &[(&str, &str)]
 #[tokio::test]
 async fn embedded_server_serves_the_sdk() {
     let server = localsqs::Server::builder().start().await.expect("starts");
-    let sqs = client(&server.endpoint());
+    // Exactly the configuration shown in the rustdoc of `localsqs::Server`.
+    let conf = aws_sdk_sqs::Config::builder()
+        .endpoint_url(server.endpoint())
+        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_sqs::config::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+        .build();
+    let sqs = aws_sdk_sqs::Client::from_conf(conf);
     let url = sqs
         .create_queue()
         .queue_name("embedded")

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use super::Engine;
 use super::fifo;
 use super::message::change_visibility;
+use super::state::Queue;
 use super::store::Op;
 use crate::command::validate::{batch_entry_id, message_size};
 use crate::command::{
@@ -77,7 +78,7 @@ impl Engine {
         let now = self.now();
         let (result, commit) = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             check_entries("SendMessageBatch", c.entries.iter().map(|e| e.id.as_str()))?;
             let total: usize = c
                 .entries
@@ -92,10 +93,6 @@ impl Engine {
                     ),
                 ));
             }
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
             if q.rec.fifo {
                 // Missing FIFO ids fail the whole batch, with InvalidParameterValue (§5.5).
                 if c.entries.iter().any(|e| e.message_group_id.is_none()) {
@@ -149,63 +146,71 @@ impl Engine {
         &self,
         c: &DeleteMessageBatch,
     ) -> SqsResult<DeleteMessageBatchResult> {
-        let now = self.now();
-        let (result, commit) = {
-            let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            check_entries(
+        let entries: Vec<(&str, &str)> = c
+            .entries
+            .iter()
+            .map(|e| (e.id.as_str(), e.receipt_handle.as_str()))
+            .collect();
+        let (successful, failed) = self
+            .per_handle(
                 "DeleteMessageBatch",
-                c.entries.iter().map(|e| e.id.as_str()),
-            )?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
-            let mut result = DeleteMessageBatchResult::default();
-            let mut ops = Vec::new();
-            for e in &c.entries {
-                match self.delete_one(q, &e.receipt_handle, now, &mut ops) {
-                    Ok(()) => result.successful.push(e.id.clone()),
-                    Err(err) => result.failed.push(entry_error(&e.id, &err)),
-                }
-            }
-            (result, self.inner.store.submit(ops))
-        };
-        self.commit(commit).await?;
-        Ok(result)
+                &c.queue_url,
+                &entries,
+                |q, i, now, ops| self.delete_one(q, entries[i].1, now, ops),
+            )
+            .await?;
+        Ok(DeleteMessageBatchResult { successful, failed })
     }
 
     pub(super) async fn change_message_visibility_batch(
         &self,
         c: &ChangeMessageVisibilityBatch,
     ) -> SqsResult<ChangeMessageVisibilityBatchResult> {
+        let entries: Vec<(&str, &str)> = c
+            .entries
+            .iter()
+            .map(|e| (e.id.as_str(), e.receipt_handle.as_str()))
+            .collect();
+        let (successful, failed) = self
+            .per_handle(
+                "ChangeMessageVisibilityBatch",
+                &c.queue_url,
+                &entries,
+                |q, i, now, ops| {
+                    // [E] An entry without VisibilityTimeout is treated as 0.
+                    let timeout = c.entries[i].visibility_timeout.unwrap_or(0);
+                    ops.push(change_visibility(q, entries[i].1, timeout, now)?);
+                    Ok(())
+                },
+            )
+            .await?;
+        Ok(ChangeMessageVisibilityBatchResult { successful, failed })
+    }
+
+    /// Runs `apply` for each (id, receipt handle) entry of a delete or visibility batch under
+    /// one lock and one commit, splitting the entries into successful ids and failures.
+    async fn per_handle(
+        &self,
+        kind: &str,
+        queue_url: &str,
+        entries: &[(&str, &str)],
+        mut apply: impl FnMut(&mut Queue, usize, u64, &mut Vec<Op>) -> SqsResult<()>,
+    ) -> SqsResult<(Vec<String>, Vec<BatchResultErrorEntry>)> {
         let now = self.now();
         let (result, commit) = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            check_entries(
-                "ChangeMessageVisibilityBatch",
-                c.entries.iter().map(|e| e.id.as_str()),
-            )?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
-            let mut result = ChangeMessageVisibilityBatchResult::default();
-            let mut ops: Vec<Op> = Vec::new();
-            for e in &c.entries {
-                // [E] An entry without VisibilityTimeout is treated as 0.
-                let timeout = e.visibility_timeout.unwrap_or(0);
-                match change_visibility(q, &e.receipt_handle, timeout, now) {
-                    Ok(op) => {
-                        ops.push(op);
-                        result.successful.push(e.id.clone());
-                    }
-                    Err(err) => result.failed.push(entry_error(&e.id, &err)),
+            let q = self.queue_mut(&mut st, queue_url)?;
+            check_entries(kind, entries.iter().map(|(id, _)| *id))?;
+            let (mut successful, mut failed) = (Vec::new(), Vec::new());
+            let mut ops = Vec::new();
+            for (i, (id, _)) in entries.iter().enumerate() {
+                match apply(q, i, now, &mut ops) {
+                    Ok(()) => successful.push((*id).to_owned()),
+                    Err(err) => failed.push(entry_error(id, &err)),
                 }
             }
             q.notify.notify_waiters();
-            (result, self.inner.store.submit(ops))
+            ((successful, failed), self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
         Ok(result)

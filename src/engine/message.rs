@@ -50,11 +50,7 @@ impl Engine {
         let now = self.now();
         let (result, commit) = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let mut ops = Vec::with_capacity(2);
             let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
             q.notify.notify_waiters();
@@ -257,11 +253,7 @@ impl Engine {
     pub(super) async fn delete_message(&self, c: &DeleteMessage) -> SqsResult<()> {
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let mut ops = Vec::with_capacity(1);
             self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
             self.inner.store.submit(ops)
@@ -295,11 +287,7 @@ impl Engine {
         let now = self.now();
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
             q.notify.notify_waiters();
             self.inner.store.submit(vec![op])

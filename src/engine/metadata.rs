@@ -34,11 +34,7 @@ impl Engine {
         validate::tags(&c.tags)?;
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let mut tags = q.rec.tags.clone();
             tags.extend(c.tags.iter().cloned());
             if tags.len() > MAX_TAGS {
@@ -61,11 +57,7 @@ impl Engine {
         }
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             // Keys that do not exist are ignored (§6.14).
             for k in &c.tag_keys {
                 q.rec.tags.remove(k);
@@ -97,11 +89,7 @@ impl Engine {
         let now = self.now();
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let arn = self.queue_arn(&q.rec.name);
             let mut policy = q
                 .rec
@@ -166,11 +154,7 @@ impl Engine {
     pub(super) async fn remove_permission(&self, c: &RemovePermission) -> SqsResult<()> {
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let not_found = || SqsError::invalid_param(&c.label, "Label", "can't find label.");
             let mut policy = q
                 .rec

@@ -309,6 +309,14 @@ impl Engine {
             .ok_or_else(SqsError::queue_does_not_exist)
     }
 
+    /// The queue a `QueueUrl` names, for changing it under the lock.
+    fn queue_mut<'a>(&self, st: &'a mut State, url: &str) -> SqsResult<&'a mut Queue> {
+        let id = self.resolve(st, url)?;
+        st.queues
+            .get_mut(&id)
+            .ok_or_else(SqsError::queue_does_not_exist)
+    }
+
     async fn commit(&self, commit: Commit) -> SqsResult<()> {
         commit.wait().await.map_err(SqsError::internal)
     }

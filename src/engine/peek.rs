@@ -5,7 +5,7 @@ use super::Engine;
 use super::state::Phase;
 use super::store::Op;
 use crate::command::{Message, ReceiveMessage};
-use crate::error::{SqsError, SqsResult};
+use crate::error::SqsResult;
 
 /// The receipt handle LocalStack gives peeked messages; it deletes nothing.
 pub const PEEK_RECEIPT_HANDLE: &str = "SQS/BACKDOOR/ACCESS";
@@ -34,11 +34,7 @@ impl Engine {
     ) -> SqsResult<Vec<Message>> {
         let now = self.now();
         let mut st = self.lock();
-        let id = self.resolve(&st, queue_url)?;
-        let q = st
-            .queues
-            .get_mut(&id)
-            .ok_or_else(SqsError::queue_does_not_exist)?;
+        let q = self.queue_mut(&mut st, queue_url)?;
         q.promote(now);
         let all = ReceiveMessage {
             message_system_attribute_names: vec!["All".into()],

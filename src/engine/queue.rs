@@ -48,6 +48,41 @@ fn validate_name(name: &str, fifo: bool) -> SqsResult<()> {
     }
 }
 
+/// One page of queue names, sorted, for ListQueues and ListDeadLetterSourceQueues (§6.12):
+/// up to 1,000 names, and a NextToken only when MaxResults was given and more remain.
+pub(super) fn paginate(
+    mut names: Vec<String>,
+    max_results: Option<i64>,
+    next_token: Option<&str>,
+) -> SqsResult<(Vec<String>, Option<String>)> {
+    if let Some(m) = max_results
+        && !(1..=1000).contains(&m)
+    {
+        // [E] wording.
+        return Err(SqsError::invalid_param(
+            &m.to_string(),
+            "MaxResults",
+            "MaxResults must be an integer between 1 and 1000.",
+        ));
+    }
+    if let Some(t) = next_token {
+        let after = URL_SAFE_NO_PAD
+            .decode(t)
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .ok_or_else(|| SqsError::invalid_param(t, "NextToken", "Invalid token."))?;
+        names.retain(|n| *n > after);
+    }
+    names.sort_unstable();
+    let limit = max_results.map_or(1000, |m| usize::try_from(m).unwrap_or(1000));
+    let more = names.len() > limit;
+    names.truncate(limit);
+    let token = (more && max_results.is_some())
+        .then(|| names.last().map(|n| URL_SAFE_NO_PAD.encode(n)))
+        .flatten();
+    Ok((names, token))
+}
+
 impl Engine {
     pub(super) async fn create_queue(
         &self,
@@ -154,45 +189,15 @@ impl Engine {
         ctx: &RequestContext,
         c: &ListQueues,
     ) -> SqsResult<ListQueuesResult> {
-        if let Some(m) = c.max_results
-            && !(1..=1000).contains(&m)
-        {
-            // [E] wording.
-            return Err(SqsError::invalid_param(
-                &m.to_string(),
-                "MaxResults",
-                "MaxResults must be an integer between 1 and 1000.",
-            ));
-        }
-        let after = match &c.next_token {
-            Some(t) => Some(
-                URL_SAFE_NO_PAD
-                    .decode(t)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .ok_or_else(|| SqsError::invalid_param(t, "NextToken", "Invalid token."))?,
-            ),
-            None => None,
-        };
         let prefix = c.queue_name_prefix.as_deref().unwrap_or("");
-        let mut names: Vec<String> = {
-            let st = self.lock();
-            st.by_name
-                .keys()
-                .filter(|n| n.starts_with(prefix))
-                .filter(|n| after.as_deref().is_none_or(|a| n.as_str() > a))
-                .cloned()
-                .collect()
-        };
-        names.sort_unstable();
-        let limit = c
-            .max_results
-            .map_or(1000, |m| usize::try_from(m).unwrap_or(1000));
-        let more = names.len() > limit;
-        names.truncate(limit);
-        let next_token = (more && c.max_results.is_some())
-            .then(|| names.last().map(|n| URL_SAFE_NO_PAD.encode(n)))
-            .flatten();
+        let names: Vec<String> = self
+            .lock()
+            .by_name
+            .keys()
+            .filter(|n| n.starts_with(prefix))
+            .cloned()
+            .collect();
+        let (names, next_token) = paginate(names, c.max_results, c.next_token.as_deref())?;
         Ok(ListQueuesResult {
             queue_urls: names.iter().map(|n| self.queue_url(ctx, n)).collect(),
             next_token,
@@ -220,11 +225,7 @@ impl Engine {
         let now = self.now();
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             if self.inner.cfg.enforce_cooloffs
                 && q.rec.last_purge_ms.is_some_and(|at| now < at + COOLOFF_MS)
             {
@@ -241,7 +242,7 @@ impl Engine {
             q.rec.last_purge_ms = Some(now);
             self.inner
                 .store
-                .submit(vec![Op::ClearQueue(id), Op::ClearDedup(id), q.put_op()])
+                .submit(vec![Op::ClearQueue(q.id), Op::ClearDedup(q.id), q.put_op()])
         };
         self.commit(commit).await
     }
@@ -297,18 +298,11 @@ impl Engine {
         let now = self.now();
         let commit = {
             let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             let (name, fifo) = (q.rec.name.clone(), q.rec.fifo);
             let mut validated = attributes::validate(&c.attributes, fifo, false)?;
             self.check_policies(&st, &name, fifo, &mut validated)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = self.queue_mut(&mut st, &c.queue_url)?;
             attributes::apply(&mut q.rec.attributes, &validated);
             q.rec.modified_s = now / 1000;
             q.refresh_settings();

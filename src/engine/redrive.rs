@@ -4,8 +4,6 @@
 
 use std::sync::Arc;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 
 use super::state::{Msg, Queue};
@@ -165,28 +163,7 @@ impl Engine {
         ctx: &RequestContext,
         c: &ListDeadLetterSourceQueues,
     ) -> SqsResult<ListDeadLetterSourceQueuesResult> {
-        if let Some(m) = c.max_results
-            && !(1..=1000).contains(&m)
-        {
-            // [E] wording.
-            return Err(SqsError::invalid_param(
-                &m.to_string(),
-                "MaxResults",
-                "MaxResults must be an integer between 1 and 1000.",
-            ));
-        }
-        let after = c
-            .next_token
-            .as_deref()
-            .map(|t| {
-                URL_SAFE_NO_PAD
-                    .decode(t)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .ok_or_else(|| SqsError::invalid_param(t, "NextToken", "Invalid token."))
-            })
-            .transpose()?;
-        let mut names: Vec<String> = {
+        let names: Vec<String> = {
             let st = self.lock();
             let id = self.resolve(&st, &c.queue_url)?;
             let dlq_name = &st.queues[&id].rec.name;
@@ -199,18 +176,10 @@ impl Engine {
                         .is_some_and(|(_, n)| n == dlq_name)
                 })
                 .map(|q| q.rec.name.clone())
-                .filter(|n| after.as_deref().is_none_or(|a| n.as_str() > a))
                 .collect()
         };
-        names.sort_unstable();
-        let limit = c
-            .max_results
-            .map_or(1000, |m| usize::try_from(m).unwrap_or(1000));
-        let more = names.len() > limit;
-        names.truncate(limit);
-        let next_token = (more && c.max_results.is_some())
-            .then(|| names.last().map(|n| URL_SAFE_NO_PAD.encode(n)))
-            .flatten();
+        let (names, next_token) =
+            super::queue::paginate(names, c.max_results, c.next_token.as_deref())?;
         Ok(ListDeadLetterSourceQueuesResult {
             queue_urls: names.iter().map(|n| self.queue_url(ctx, n)).collect(),
             next_token,

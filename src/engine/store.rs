@@ -507,6 +507,20 @@ fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool, metrics: &Engin
     }
 }
 
+/// Removes every message and message state of one queue.
+fn clear_messages(
+    messages: &mut redb::Table<(u64, u64), &[u8]>,
+    states: &mut redb::Table<(u64, u64), &[u8]>,
+    id: u64,
+) -> Result<(), StoreError> {
+    messages
+        .retain_in((id, 0)..=(id, u64::MAX), |_, _| false)
+        .map_err(redb_err)?;
+    states
+        .retain_in((id, 0)..=(id, u64::MAX), |_, _| false)
+        .map_err(redb_err)
+}
+
 fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
     let mut txn = db.begin_write().map_err(redb_err)?;
     txn.set_durability(if durable {
@@ -532,20 +546,10 @@ fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
                     dedup
                         .retain_in((*id, "")..(*id + 1, ""), |_, _| false)
                         .map_err(redb_err)?;
-                    messages
-                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
-                        .map_err(redb_err)?;
-                    states
-                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
-                        .map_err(redb_err)?;
+                    clear_messages(&mut messages, &mut states, *id)?;
                 }
                 Op::ClearQueue(id) => {
-                    messages
-                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
-                        .map_err(redb_err)?;
-                    states
-                        .retain_in((*id, 0)..=(*id, u64::MAX), |_, _| false)
-                        .map_err(redb_err)?;
+                    clear_messages(&mut messages, &mut states, *id)?;
                 }
                 Op::PutMessage(q, s, rec) => {
                     messages
