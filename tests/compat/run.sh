@@ -1,0 +1,274 @@
+#!/usr/bin/env bash
+# Real-client compatibility suite for localsqs (GitHub issue #7). See tests/compat/README.md.
+#
+#   bash tests/compat/run.sh
+#
+# Builds the server (cargo build --release), installs every pinned client (two Python
+# virtualenvs, npm ci), starts the server on a free port, runs each client's scenario against
+# it, stops the server, and prints one PASS/FAIL line per client and a closing
+# "N passed, M failed" line. Exits non-zero if any client failed.
+#
+# Needs only python3 (with venv and pip), node + npm and cargo. Environment knobs:
+#   COMPAT_CLIENTS="boto3-current js-v3"  run only these clients
+#   COMPAT_KEEP_LOG=1                     keep the server log even when everything passed
+#   RUST_LOG=debug                        server log level (default info)
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+PYTHON="${PYTHON:-python3}"
+ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer)
+read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
+T_START=$SECONDS
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/localsqs-compat.XXXXXX")"
+SERVER_LOG="$WORK/server.log"
+SERVER_PID=""
+SETUP_PIDS=()
+
+log() { printf '%s\n' "$*"; }
+
+stop_server() {
+  [ -n "$SERVER_PID" ] || return 0
+  if kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID" 2>/dev/null
+    for _ in $(seq 1 100); do
+      kill -0 "$SERVER_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$SERVER_PID" 2>/dev/null; then
+      log "server did not stop on SIGTERM within 10s; killing it"
+      kill -KILL "$SERVER_PID" 2>/dev/null
+    fi
+  fi
+  wait "$SERVER_PID" 2>/dev/null
+  SERVER_PID=""
+}
+
+cleanup() {
+  stop_server
+  for pid in "${SETUP_PIDS[@]}"; do
+    kill "$pid" 2>/dev/null
+  done
+  if [ -n "${KEEP_WORK:-}" ] || [ -n "${COMPAT_KEEP_LOG:-}" ]; then
+    log "logs kept in $WORK"
+  else
+    rm -rf "$WORK"
+  fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# The clients must see only what the scenarios give them: no profile, endpoint or region from the
+# environment or ~/.aws, no proxy for the loopback server, no SDK banners.
+while IFS= read -r var; do unset "$var"; done < <(compgen -e | grep '^AWS_')
+export AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null
+export AWS_EC2_METADATA_DISABLED=true
+export AWS_SDK_JS_SUPPRESS_MAINTENANCE_MODE_MESSAGE=1
+export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+export NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}"
+export PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INPUT=1
+
+wants() { # wants CLIENT... : true if any of them is selected
+  local c w
+  for c in "$@"; do
+    for w in "${CLIENTS[@]}"; do [ "$c" = "$w" ] && return 0; done
+  done
+  return 1
+}
+
+hash_of() { cat "$@" | "$PYTHON" -c 'import hashlib,sys; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())'; }
+
+# setup_venv NAME REQUIREMENTS: (re)creates tests/compat/.venv/NAME unless it was already built
+# from the same requirements with the same interpreter.
+setup_venv() {
+  local name="$1" req="$2" dir="$HERE/.venv/$1"
+  local stamp
+  stamp="$(hash_of "$req") $("$PYTHON" -c 'import sys; print(sys.version.split()[0])')"
+  if [ -x "$dir/bin/python" ] && [ "$(cat "$dir/.compat-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "venv $name: up to date"
+    return 0
+  fi
+  rm -rf "$dir"
+  mkdir -p "$HERE/.venv"
+  if ! "$PYTHON" -m venv "$dir"; then
+    # Debian's python3 without python3-venv: fall back to virtualenv from PyPI.
+    echo "python3 -m venv failed; using virtualenv"
+    rm -rf "$dir" "$HERE/.venv/.virtualenv"
+    "$PYTHON" -m pip install -q --target "$HERE/.venv/.virtualenv" virtualenv==20.26.6 || return 1
+    PYTHONPATH="$HERE/.venv/.virtualenv" "$PYTHON" -m virtualenv -q "$dir" || return 1
+  fi
+  "$dir/bin/python" -m pip install -q --no-input --disable-pip-version-check -r "$req" || return 1
+  "$dir/bin/python" -m pip check || return 1
+  echo "$stamp" >"$dir/.compat-stamp"
+  echo "venv $name: installed"
+}
+
+setup_npm() {
+  local stamp
+  stamp="$(hash_of "$HERE/package.json" "$HERE/package-lock.json") $(node --version)"
+  if [ -d "$HERE/node_modules" ] && [ "$(cat "$HERE/node_modules/.compat-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "node_modules: up to date"
+    return 0
+  fi
+  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error --omit=dev) || return 1
+  echo "$stamp" >"$HERE/node_modules/.compat-stamp"
+  echo "node_modules: installed"
+}
+
+# Runs a setup function in the background; its output goes to $WORK/setup-NAME.log and its exit
+# status to $WORK/setup-NAME.rc.
+start_setup() {
+  local name="$1"
+  shift
+  ( "$@" >"$WORK/setup-$name.log" 2>&1; echo $? >"$WORK/setup-$name.rc" ) &
+  SETUP_PIDS+=("$!")
+}
+
+setup_ok() { # setup_ok NAME: true if that setup step succeeded (prints its log once if not)
+  local name="$1"
+  [ "$(cat "$WORK/setup-$name.rc" 2>/dev/null)" = "0" ] && return 0
+  if [ ! -e "$WORK/setup-$name.reported" ]; then
+    touch "$WORK/setup-$name.reported"
+    log "setup $name FAILED:"
+    sed 's/^/    /' "$WORK/setup-$name.log" 2>/dev/null | tail -n 40
+  fi
+  return 1
+}
+
+log "== compat: clients: ${CLIENTS[*]}"
+log "== compat: installing pinned clients (in the background) and building the server"
+wants boto3-current awscli && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
+wants boto3-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
+wants js-v3 js-v2 sqs-consumer && start_setup npm setup_npm
+
+# --- build --------------------------------------------------------------------------------------
+T_BUILD=$SECONDS
+if ! (cd "$ROOT" && cargo build --release --quiet); then
+  log "cargo build --release failed"
+  log "0 passed, ${#CLIENTS[@]} failed"
+  exit 1
+fi
+TARGET_DIR="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps 2>/dev/null |
+  "$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+BIN="${TARGET_DIR:-$ROOT/target}/release/localsqs"
+[ -x "$BIN" ] || { log "no server binary at $BIN"; log "0 passed, ${#CLIENTS[@]} failed"; exit 1; }
+log "server binary: $BIN (build step $((SECONDS - T_BUILD))s)"
+
+T_SETUP=$SECONDS
+for pid in "${SETUP_PIDS[@]}"; do wait "$pid"; done
+SETUP_PIDS=()
+for f in "$WORK"/setup-*.log; do
+  [ -e "$f" ] && sed 's/^/    /' "$f" | grep -v '^    $' | tail -n 3
+done
+log "setup done (waited $((SECONDS - T_SETUP))s more after the build)"
+
+# --- server -------------------------------------------------------------------------------------
+free_port() {
+  "$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+healthy() {
+  "$PYTHON" - "$1" <<'PY'
+import sys, urllib.request
+try:
+    with urllib.request.urlopen("http://127.0.0.1:%s/health" % sys.argv[1], timeout=1) as r:
+        sys.exit(0 if r.status == 200 else 1)
+except Exception:
+    sys.exit(1)
+PY
+}
+
+start_server() {
+  local attempt
+  for attempt in 1 2 3; do
+    PORT="$(free_port)"
+    RUST_LOG="${RUST_LOG:-info}" "$BIN" --host 127.0.0.1 --port "$PORT" >>"$SERVER_LOG" 2>&1 &
+    SERVER_PID=$!
+    for _ in $(seq 1 100); do
+      if ! kill -0 "$SERVER_PID" 2>/dev/null; then break; fi
+      if healthy "$PORT"; then return 0; fi
+      sleep 0.1
+    done
+    log "server did not come up on port $PORT (attempt $attempt)"
+    stop_server
+  done
+  return 1
+}
+
+if ! start_server; then
+  log "could not start the server; its log:"
+  tail -n 40 "$SERVER_LOG"
+  log "0 passed, ${#CLIENTS[@]} failed"
+  exit 1
+fi
+ENDPOINT="http://127.0.0.1:$PORT"
+log "server: $ENDPOINT (pid $SERVER_PID, log $SERVER_LOG)"
+
+# --- clients ------------------------------------------------------------------------------------
+client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
+  case "$1" in
+    boto3-current) DEP=venv-current; PROTO=JSON
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/python/boto3_scenario.py" --endpoint "$ENDPOINT" --name boto3-current --protocol json) ;;
+    boto3-query) DEP=venv-query; PROTO=QUERY
+      CMD=("$HERE/.venv/query/bin/python" "$HERE/python/boto3_scenario.py" --endpoint "$ENDPOINT" --name boto3-query --protocol query) ;;
+    awscli) DEP=venv-current; PROTO=JSON
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/python/awscli_scenario.py" --endpoint "$ENDPOINT" --name awscli --protocol json) ;;
+    js-v3) DEP=npm; PROTO=JSON
+      CMD=(node "$HERE/js/v3.js" --endpoint "$ENDPOINT") ;;
+    js-v2) DEP=npm; PROTO=QUERY
+      CMD=(node "$HERE/js/v2.js" --endpoint "$ENDPOINT") ;;
+    sqs-consumer) DEP=npm; PROTO=JSON
+      CMD=(node "$HERE/js/consumer.js" --endpoint "$ENDPOINT") ;;
+    *) return 1 ;;
+  esac
+}
+
+PASSED=0
+FAILED=0
+SUMMARY=()
+EVIDENCE=()
+for client in "${CLIENTS[@]}"; do
+  log ""
+  log "== client: $client"
+  if ! client_cmd "$client"; then
+    log "unknown client '$client' (known: ${ALL_CLIENTS[*]})"
+    FAILED=$((FAILED + 1)); SUMMARY+=("FAIL  $client (unknown client)")
+    continue
+  fi
+  if ! setup_ok "$DEP"; then
+    FAILED=$((FAILED + 1)); SUMMARY+=("FAIL  $client (setup $DEP failed)")
+    continue
+  fi
+  t0=$SECONDS
+  (cd "$HERE" && timeout 300 "${CMD[@]}") 2>&1 | tee "$WORK/$client.out"
+  rc=${PIPESTATUS[0]}
+  ev="$(grep -m1 '^EVIDENCE ' "$WORK/$client.out")"
+  [ -n "$ev" ] && EVIDENCE+=("$ev")
+  if ! kill -0 "$SERVER_PID" 2>/dev/null; then
+    log "the server died during $client; restarting it for the remaining clients"
+    tail -n 20 "$SERVER_LOG"
+    rc=1
+    start_server && ENDPOINT="http://127.0.0.1:$PORT"
+  fi
+  if [ "$rc" = "0" ]; then
+    PASSED=$((PASSED + 1)); SUMMARY+=("PASS  $client ($PROTO expected, $((SECONDS - t0))s)")
+  else
+    FAILED=$((FAILED + 1)); SUMMARY+=("FAIL  $client ($PROTO expected, exit $rc, $((SECONDS - t0))s)")
+    KEEP_WORK=1
+  fi
+done
+
+stop_server
+if [ -n "${KEEP_WORK:-}" ]; then
+  log ""
+  log "== server log (last 30 lines)"
+  tail -n 30 "$SERVER_LOG"
+fi
+
+log ""
+log "== compat summary ($((SECONDS - T_START))s in all)"
+for line in "${EVIDENCE[@]}"; do log "$line"; done
+for line in "${SUMMARY[@]}"; do log "$line"; done
+log "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]
