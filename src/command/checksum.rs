@@ -12,7 +12,15 @@ pub fn md5_hex(bytes: &[u8]) -> String {
     hex(&Md5::digest(bytes))
 }
 
-fn hex(digest: &[u8]) -> String {
+/// The raw MD5 of arbitrary bytes.
+#[must_use]
+pub fn md5(bytes: &[u8]) -> [u8; 16] {
+    Md5::digest(bytes).into()
+}
+
+/// Lower-case hex of a digest.
+#[must_use]
+pub fn hex(digest: &[u8]) -> String {
     use std::fmt::Write;
     digest.iter().fold(String::with_capacity(32), |mut s, b| {
         let _ = write!(s, "{b:02x}");

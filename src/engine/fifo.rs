@@ -172,7 +172,11 @@ pub fn pick(q: &Queue, max: usize) -> Vec<u64> {
         if out.len() >= max {
             break;
         }
-        let Some(g) = q.msgs.get(seq).and_then(|m| m.rec.group_id.as_deref()) else {
+        let Some(g) = q
+            .msgs
+            .get(seq)
+            .and_then(|m| m.rec.extra().group_id.as_deref())
+        else {
             continue;
         };
         if done.contains(g) {

@@ -6,11 +6,12 @@ use std::sync::Arc;
 
 use super::fifo;
 use super::receipt::{Receipt, fingerprint};
+use super::record::{MessageExtra, MessageRecord, parse_id};
 use super::redrive;
 use super::state::{Phase, Queue};
-use super::store::{MessageRecord, Op, StateRecord, encode};
+use super::store::{Op, StateRecord, encode};
 use super::{Engine, State};
-use crate::command::checksum::{md5_hex, md5_of_attributes, md5_of_map};
+use crate::command::checksum::{hex, md5, md5_of_attributes, md5_of_map};
 use crate::command::validate;
 use crate::command::{
     ChangeMessageVisibility, DeleteMessage, Message, MessageAttributes, ReceiveMessage,
@@ -75,9 +76,9 @@ impl Engine {
             fifo::check_send(q, &c)?;
         }
         check_message(q, &c, batch)?;
-        let md5_body = md5_hex(c.message_body.as_bytes());
+        let md5_body = md5(c.message_body.as_bytes());
         let mut result = SendMessageResult {
-            md5_of_message_body: md5_body.clone(),
+            md5_of_message_body: hex(&md5_body),
             md5_of_message_attributes: md5_of_map(&c.message_attributes),
             md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
             message_id: String::new(),
@@ -122,30 +123,33 @@ impl Engine {
             .get("AWSTraceHeader")
             .and_then(|v| v.string_value.clone())
             .or_else(|| ctx.trace_header.clone());
-        let rec = MessageRecord {
-            id: result.message_id.clone(),
+        let mut rec = MessageRecord {
+            id: parse_id(&result.message_id),
             body: c.message_body,
-            attributes: c.message_attributes,
-            trace_header: trace,
             sent_ms,
-            group_id: c.message_group_id,
-            dedup_id,
-            sequence_number: result
-                .sequence_number
-                .as_deref()
-                .and_then(|n| n.parse().ok()),
-            dead_letter_source_arn: None,
+            delay_s: u32::try_from(delay_s).unwrap_or(u32::MAX),
             md5_of_body: md5_body,
-            sender_id: self.inner.cfg.account_id.clone(),
+            extra: Some(Box::new(MessageExtra {
+                attributes: c.message_attributes,
+                trace_header: trace,
+                group_id: c.message_group_id,
+                dedup_id,
+                sequence_number: result
+                    .sequence_number
+                    .as_deref()
+                    .and_then(|n| n.parse().ok()),
+                dead_letter_source_arn: None,
+            })),
         };
+        rec.compact();
         let state = StateRecord {
-            visible_at_ms: sent_ms + delay_s * 1000,
+            visible_at_ms: rec.first_visible_ms(),
             ..StateRecord::default()
         };
         let seq = q.next_seq;
         self.inner.metrics.sent.inc();
+        // No state row yet: until its first receive a message is due at send + delay.
         ops.push(Op::PutMessage(q.id, seq, encode(&rec)));
-        ops.push(Op::PutState(q.id, seq, encode(&state)));
         q.insert(seq, Arc::new(rec), state, now);
         Ok(result)
     }
@@ -220,10 +224,16 @@ impl Engine {
                     queue_id: q.id,
                     seq,
                     nonce,
-                    message: fingerprint(&m.rec.id),
+                    message: fingerprint(m.rec.id.as_bytes()),
                 }
                 .encode(self.inner.ids.next_u64());
-                out.push(render(m.rec.as_ref(), &m.st, handle, c));
+                out.push(render(
+                    m.rec.as_ref(),
+                    &m.st,
+                    handle,
+                    c,
+                    &self.inner.cfg.account_id,
+                ));
                 ops.push(Op::PutState(q.id, seq, encode(&m.st)));
                 handed_out.push((seq, nonce));
             }
@@ -337,7 +347,7 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
 fn handle_target(q: &Queue, r: Receipt) -> Option<u64> {
     q.msgs
         .get(&r.seq)
-        .filter(|m| fingerprint(&m.rec.id) == r.message)
+        .filter(|m| fingerprint(m.rec.id.as_bytes()) == r.message)
         .map(|_| r.seq)
 }
 
@@ -465,6 +475,7 @@ pub(super) fn render(
     st: &StateRecord,
     handle: String,
     c: &ReceiveMessage,
+    sender_id: &str,
 ) -> Message {
     let names = c
         .attribute_names
@@ -472,37 +483,38 @@ pub(super) fn render(
         .chain(&c.message_system_attribute_names);
     let all = names.clone().any(|n| n == "All");
     let wanted = |n: &str| all || names.clone().any(|w| w == n);
+    let x = rec.extra();
     let mut attributes = Vec::new();
     for name in SYSTEM_ATTRIBUTES {
         if !wanted(name) {
             continue;
         }
         let value = match *name {
-            "SenderId" => Some(rec.sender_id.clone()),
+            "SenderId" => Some(sender_id.to_owned()),
             "SentTimestamp" => Some(rec.sent_ms.to_string()),
             "ApproximateReceiveCount" => Some(st.receive_count.to_string()),
             "ApproximateFirstReceiveTimestamp" => st.first_receive_ms.map(|t| t.to_string()),
-            "SequenceNumber" => rec.sequence_number.map(|s| s.to_string()),
-            "MessageDeduplicationId" => rec.dedup_id.clone(),
-            "MessageGroupId" => rec.group_id.clone(),
-            "AWSTraceHeader" => rec.trace_header.clone(),
-            "DeadLetterQueueSourceArn" => rec.dead_letter_source_arn.clone(),
+            "SequenceNumber" => x.sequence_number.map(|s| s.to_string()),
+            "MessageDeduplicationId" => x.dedup_id.clone(),
+            "MessageGroupId" => x.group_id.clone(),
+            "AWSTraceHeader" => x.trace_header.clone(),
+            "DeadLetterQueueSourceArn" => x.dead_letter_source_arn.clone(),
             _ => None,
         };
         if let Some(v) = value {
             attributes.push(((*name).to_owned(), v));
         }
     }
-    let message_attributes: MessageAttributes = rec
+    let message_attributes: MessageAttributes = x
         .attributes
         .iter()
         .filter(|(n, _)| attribute_selected(n, &c.message_attribute_names))
         .map(|(n, v)| (n.clone(), v.clone()))
         .collect();
     Message {
-        message_id: rec.id.clone(),
+        message_id: rec.message_id(),
         receipt_handle: handle,
-        md5_of_body: rec.md5_of_body.clone(),
+        md5_of_body: hex(&rec.md5_of_body),
         body: rec.body.clone(),
         attributes,
         md5_of_message_attributes: md5_of_attributes(message_attributes.iter()),

@@ -14,6 +14,7 @@ pub mod peek;
 mod poll;
 mod queue;
 pub mod receipt;
+pub mod record;
 mod redrive;
 pub mod state;
 pub mod store;
@@ -121,11 +122,15 @@ impl Engine {
         st.tombstones.extend(loaded.tombstones);
         for (qid, seq, rec, state) in loaded.messages {
             if let Some(q) = st.queues.get_mut(&qid) {
-                if let Some(n) = rec.sequence_number {
+                if let Some(n) = rec.extra().sequence_number {
                     q.fifo.saw_sequence(n);
                 }
                 q.insert(seq, Arc::new(rec), state, now);
             }
+        }
+        for q in st.queues.values_mut().filter(|q| q.rec.fifo) {
+            // FIFO queues apply the current DelaySeconds to messages not yet received (§6.6).
+            q.redelay(now);
         }
         for (qid, key, bytes) in loaded.dedup {
             if let Some(q) = st.queues.get_mut(&qid) {

@@ -298,7 +298,7 @@ impl Engine {
                 task.destination_arn.is_some()
                     || q.msgs
                         .get(s)
-                        .is_some_and(|m| m.rec.dead_letter_source_arn.is_some())
+                        .is_some_and(|m| m.rec.extra().dead_letter_source_arn.is_some())
             }) else {
                 break;
             };
@@ -306,6 +306,7 @@ impl Engine {
                 Some(d) => d.clone(),
                 None => q.msgs[&seq]
                     .rec
+                    .extra()
                     .dead_letter_source_arn
                     .clone()
                     .unwrap_or_default(),
@@ -327,11 +328,13 @@ impl Engine {
             let mut rec: MessageRecord = Arc::unwrap_or_clone(m.rec);
             // [E] A moved message starts afresh in its destination: new send time and receive
             // count, no DLQ source; id, body and attributes are kept.
-            rec.dead_letter_source_arn = None;
+            rec.extra_mut().dead_letter_source_arn = None;
             rec.sent_ms = now.max(dest.last_sent_ms);
+            rec.delay_s = 0;
             if dest.rec.fifo {
-                rec.sequence_number = Some(dest.fifo.next_sequence(rec.sent_ms));
+                rec.extra_mut().sequence_number = Some(dest.fifo.next_sequence(rec.sent_ms));
             }
+            rec.compact();
             let state = StateRecord {
                 visible_at_ms: now,
                 ..StateRecord::default()
@@ -350,7 +353,7 @@ impl Engine {
                 task.destination_arn.is_some()
                     || q.msgs
                         .get(s)
-                        .is_some_and(|m| m.rec.dead_letter_source_arn.is_some())
+                        .is_some_and(|m| m.rec.extra().dead_letter_source_arn.is_some())
             })
         });
         if st.tasks[ti].moved >= task.to_move || (!source_left && moved < budget) {

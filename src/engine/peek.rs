@@ -48,7 +48,10 @@ impl Engine {
                 Phase::InFlight => show_invisible,
                 Phase::Delayed => show_delayed,
             })
-            .map(|m| super::message::render(&m.rec, &m.st, PEEK_RECEIPT_HANDLE.to_owned(), &all))
+            .map(|m| {
+                let handle = PEEK_RECEIPT_HANDLE.to_owned();
+                super::message::render(&m.rec, &m.st, handle, &all, &self.inner.cfg.account_id)
+            })
             .collect())
     }
 

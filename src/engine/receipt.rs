@@ -27,9 +27,9 @@ pub struct Receipt {
 
 /// A 64-bit FNV-1a hash of a message id, carried in handles.
 #[must_use]
-pub fn fingerprint(message_id: &str) -> u64 {
-    message_id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+pub fn fingerprint(message_id: &[u8]) -> u64 {
+    message_id.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
     })
 }
 
@@ -74,7 +74,7 @@ mod tests {
             queue_id: 3,
             seq: 99,
             nonce: 0xdead_beef,
-            message: fingerprint("4c0e4e1e-0b6f-4b7e-9c43-6f0c7b8c1a2d"),
+            message: fingerprint(b"4c0e4e1e-0b6f-4b7e-9c43-6f0c7b8c1a2d"),
         };
         let h = r.encode(42);
         assert!(h.starts_with("AQEB"));

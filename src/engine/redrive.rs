@@ -55,7 +55,7 @@ fn receive_count(v: &Value) -> Option<i64> {
 pub fn arrive(dlq: &mut Queue, moved: Vec<Msg>, source_arn: &str, now: u64, ops: &mut Vec<Op>) {
     for m in moved {
         let mut rec = Arc::unwrap_or_clone(m.rec);
-        rec.dead_letter_source_arn = Some(source_arn.to_owned());
+        rec.extra_mut().dead_letter_source_arn = Some(source_arn.to_owned());
         let state = StateRecord {
             visible_at_ms: now,
             receive_count: m.st.receive_count,

@@ -157,7 +157,7 @@ impl Queue {
         self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
         self.next_seq = self.next_seq.max(seq + 1);
         if self.rec.fifo
-            && let Some(g) = &rec.group_id
+            && let Some(g) = &rec.extra().group_id
         {
             self.groups.entry(g.clone()).or_default().seqs.insert(seq);
         }
@@ -183,7 +183,13 @@ impl Queue {
             Phase::InFlight => {
                 self.inflight += 1;
                 self.pending.insert((at, seq));
-                if let Some(g) = m.rec.group_id.as_ref().and_then(|g| self.groups.get_mut(g)) {
+                if let Some(g) = m
+                    .rec
+                    .extra()
+                    .group_id
+                    .as_ref()
+                    .and_then(|g| self.groups.get_mut(g))
+                {
                     g.inflight += 1;
                 }
             }
@@ -207,7 +213,13 @@ impl Queue {
             Phase::InFlight => {
                 self.inflight -= 1;
                 self.pending.remove(&(at, seq));
-                if let Some(g) = m.rec.group_id.as_ref().and_then(|g| self.groups.get_mut(g)) {
+                if let Some(g) = m
+                    .rec
+                    .extra()
+                    .group_id
+                    .as_ref()
+                    .and_then(|g| self.groups.get_mut(g))
+                {
                     g.inflight -= 1;
                 }
             }
@@ -218,7 +230,7 @@ impl Queue {
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(&seq)?;
-        if let Some(g) = &m.rec.group_id
+        if let Some(g) = &m.rec.extra().group_id
             && let Some(group) = self.groups.get_mut(g)
         {
             group.seqs.remove(&seq);
@@ -312,17 +324,12 @@ mod tests {
 
     fn rec(sent: u64) -> Arc<MessageRecord> {
         Arc::new(MessageRecord {
-            id: "m".into(),
+            id: uuid::Uuid::nil(),
             body: "b".into(),
-            attributes: Default::default(),
-            trace_header: None,
             sent_ms: sent,
-            group_id: None,
-            dedup_id: None,
-            sequence_number: None,
-            dead_letter_source_arn: None,
-            md5_of_body: String::new(),
-            sender_id: String::new(),
+            delay_s: 0,
+            md5_of_body: [0; 16],
+            extra: None,
         })
     }
 

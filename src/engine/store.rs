@@ -15,7 +15,6 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
 
 use super::metrics::EngineMetrics;
-use crate::command::MessageAttributes;
 
 /// Schema version and other small settings, by name.
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
@@ -36,7 +35,7 @@ const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup")
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 
 /// The on-disk format version. Bump it on any change to the tables or records.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 const SCHEMA_KEY: &str = "schema_version";
 /// Most jobs folded into one commit.
 const MAX_BATCH: usize = 4096;
@@ -63,32 +62,7 @@ pub struct QueueRecord {
     pub dedup_per_group: bool,
 }
 
-/// The immutable part of a message.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct MessageRecord {
-    /// Message id (UUID).
-    pub id: String,
-    /// Body.
-    pub body: String,
-    /// User attributes.
-    pub attributes: MessageAttributes,
-    /// `AWSTraceHeader`, when sent.
-    pub trace_header: Option<String>,
-    /// Epoch milliseconds.
-    pub sent_ms: u64,
-    /// Group id (FIFO, or fair standard queues).
-    pub group_id: Option<String>,
-    /// FIFO deduplication id.
-    pub dedup_id: Option<String>,
-    /// FIFO sequence number.
-    pub sequence_number: Option<u128>,
-    /// Set when the message was moved here from a source queue.
-    pub dead_letter_source_arn: Option<String>,
-    /// MD5 of the body.
-    pub md5_of_body: String,
-    /// Sender id.
-    pub sender_id: String,
-}
+pub use super::record::MessageRecord;
 
 /// The mutable part of a message.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
@@ -427,7 +401,7 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
     for row in messages.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
         let key = k.value();
-        let mut state = StateRecord::default();
+        let mut state = None;
         while let Some(next) = state_rows.peek() {
             let (sk, sv) = match next {
                 Ok(pair) => pair,
@@ -439,12 +413,18 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
                 continue;
             }
             if skey == key {
-                state = decode(sv.value())?;
+                state = Some(decode(sv.value())?);
                 state_rows.next();
             }
             break;
         }
-        out.messages.push((key.0, key.1, decode(v.value())?, state));
+        let rec: MessageRecord = decode(v.value())?;
+        // A message that was never received has no state row: it is due at send + delay.
+        let state = state.unwrap_or(StateRecord {
+            visible_at_ms: rec.first_visible_ms(),
+            ..StateRecord::default()
+        });
+        out.messages.push((key.0, key.1, rec, state));
     }
     let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
     for row in tombstones.iter().map_err(redb_err)? {
