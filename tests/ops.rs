@@ -270,3 +270,32 @@ async fn config_errors_name_the_queue_and_attribute() {
         .expect_err("unknown key");
     assert!(err.to_string().contains("nam"), "{err}");
 }
+
+/// Expired messages leave even a queue nobody reads: the sweep drops them.
+#[tokio::test]
+async fn sweep_drops_expired_messages_of_idle_queues() {
+    let t = TestServer::start().await;
+    let url = t
+        .create_queue(
+            "idle",
+            &[(QueueAttributeName::MessageRetentionPeriod, "60")],
+        )
+        .await;
+    t.send(&url, "old").await;
+    t.clock.advance_ms(61_000);
+    let visible = |engine: &localsqs::engine::Engine| {
+        engine
+            .queue_counts()
+            .into_iter()
+            .find(|c| c.name == "idle")
+            .map(|c| c.visible)
+    };
+    assert_eq!(
+        visible(t.server.engine()),
+        Some(1),
+        "still counted before the sweep"
+    );
+    t.server.engine().sweep();
+    assert_eq!(visible(t.server.engine()), Some(0));
+    t.shutdown().await;
+}

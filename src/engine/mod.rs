@@ -166,6 +166,7 @@ impl Engine {
         for id in running {
             engine.spawn_mover(id);
         }
+        engine.spawn_sweeper();
         Ok(engine)
     }
 
@@ -200,6 +201,44 @@ impl Engine {
             q.notify.notify_waiters();
         }
         self.inner.tasks_notify.notify_waiters();
+    }
+
+    /// Starts the background sweep that drops expired messages (retention) and expired FIFO
+    /// deduplication entries from queues nobody is reading, so their space is reclaimed.
+    fn spawn_sweeper(&self) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // Hold only a weak reference so the sweeper never keeps a dropped engine alive.
+        let weak = Arc::downgrade(&self.inner);
+        rt.spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let engine = Engine { inner };
+                if engine.closing() {
+                    return;
+                }
+                engine.sweep();
+            }
+        });
+    }
+
+    /// One sweep over every queue.
+    pub fn sweep(&self) {
+        let now = self.now();
+        let mut st = self.lock();
+        let mut ops = Vec::new();
+        for q in st.queues.values_mut() {
+            q.expire(now, &mut ops);
+            if q.rec.fifo {
+                q.fifo.prune(q.id, now, &mut ops);
+            }
+        }
+        if !ops.is_empty() {
+            // Nothing waits on this commit; it only reclaims space.
+            drop(self.inner.store.submit(ops));
+        }
     }
 
     /// Makes parked long polls answer now (with no messages) and every later poll return at once.
