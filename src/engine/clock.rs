@@ -69,7 +69,11 @@ pub struct RandomIds;
 
 impl IdGen for RandomIds {
     fn uuid(&self) -> String {
-        uuid::Uuid::new_v4().to_string()
+        // A v4 UUID from fastrand's per-thread generator (seeded from the OS): ids need to be
+        // unique, not secret, and this avoids a getrandom system call per id.
+        uuid::Builder::from_random_bytes(fastrand::u128(..).to_le_bytes())
+            .into_uuid()
+            .to_string()
     }
     fn next_u64(&self) -> u64 {
         fastrand::u64(..)
