@@ -18,14 +18,16 @@ pub fn md5(bytes: &[u8]) -> [u8; 16] {
     Md5::digest(bytes).into()
 }
 
-/// Lower-case hex of a digest.
+/// Lower-case hex of a digest (a table lookup per nibble; this runs on every send and receive).
 #[must_use]
 pub fn hex(digest: &[u8]) -> String {
-    use std::fmt::Write;
-    digest.iter().fold(String::with_capacity(32), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(digest.len() * 2);
+    for b in digest {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    out
 }
 
 fn put_len_prefixed(h: &mut Md5, bytes: &[u8]) {

@@ -16,12 +16,21 @@ pub fn allowed_char(c: char) -> bool {
     matches!(c, '\u{9}' | '\u{A}' | '\u{D}' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..='\u{10FFFF}')
 }
 
+/// Whether every character of `s` is allowed. Printable ASCII, tab, LF and CR are checked as
+/// bytes; only text with other bytes is decoded character by character.
+#[must_use]
+pub fn allowed_text(s: &str) -> bool {
+    s.bytes()
+        .all(|b| matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e))
+        || s.chars().all(allowed_char)
+}
+
 /// Checks a message body: present, non-empty, only allowed characters.
 pub fn body(body: &str) -> SqsResult<()> {
     if body.is_empty() {
         return Err(SqsError::missing("MessageBody"));
     }
-    if !body.chars().all(allowed_char) {
+    if !allowed_text(body) {
         // [E] wording (LocalStack's); the code is verified.
         return Err(SqsError::new(
             ErrorCode::InvalidMessageContents,
@@ -121,7 +130,7 @@ pub fn attribute(name: &str, value: &MessageAttributeValue) -> SqsResult<()> {
             let Some(s) = value.string_value.as_deref().filter(|s| !s.is_empty()) else {
                 return Err(empty());
             };
-            if !s.chars().all(allowed_char) {
+            if !allowed_text(s) {
                 // Control characters in values are InvalidParameterValue, not
                 // InvalidMessageContents (§6.4). [E] wording.
                 return Err(SqsError::invalid_value(format!(

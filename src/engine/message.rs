@@ -149,7 +149,9 @@ impl Engine {
         let seq = q.next_seq;
         self.inner.metrics.sent.inc();
         // No state row yet: until its first receive a message is due at send + delay.
-        ops.push(Op::PutMessage(q.id, seq, encode(&rec)));
+        if self.durable() {
+            ops.push(Op::PutMessage(q.id, seq, encode(&rec)));
+        }
         q.insert(seq, Arc::new(rec), state, now);
         Ok(result)
     }

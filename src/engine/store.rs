@@ -3,8 +3,10 @@
 //! All writes go through one writer thread. It drains every pending job into one write
 //! transaction and commits once, then acknowledges each job; a durable reply is sent only after
 //! that acknowledgement (house-style "Durable means group commit"). With a data directory the
-//! commits are `Durability::Immediate`; without one the database lives in a temporary file and
-//! commits with `Durability::None`, so both modes run the same code.
+//! commits are `Durability::Immediate`. Without one there is nothing to persist: the engine
+//! code is the same and still produces its ops, but the store drops them. The benchmark showed
+//! that a redb file with `Durability::None` for memory mode cost a third of the CPU per
+//! SendMessage on two cores, for data that could never be read back.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -198,13 +200,10 @@ struct Job {
     close: bool,
 }
 
-/// Handle to the writer thread.
+/// Handle to the writer thread; `None` in memory mode, where ops are dropped.
 #[derive(Debug)]
 pub struct Store {
-    tx: mpsc::Sender<Job>,
-    durable: bool,
-    // Keeps the temporary file of an ephemeral store alive.
-    _temp: Option<tempfile::TempDir>,
+    tx: Option<mpsc::Sender<Job>>,
 }
 
 impl std::fmt::Debug for Job {
@@ -238,67 +237,37 @@ impl Commit {
 }
 
 impl Store {
-    /// Opens (or creates) the store. `dir = None` means an ephemeral store in a temporary file.
+    /// Opens (or creates) the store in `dir`; `None` is memory mode, which persists nothing.
     pub fn open(
         dir: Option<&Path>,
         cache_bytes: usize,
         metrics: Arc<EngineMetrics>,
     ) -> Result<(Store, Loaded), StoreError> {
-        let (path, temp, durable) = match dir {
-            Some(d) => {
-                std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
-                probe_writable(d)?;
-                (d.join("localsqs.redb"), None, true)
-            }
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("localsqs-")
-                    .tempdir()
-                    .map_err(|e| StoreError::Dir(std::env::temp_dir(), e))?;
-                (t.path().join("localsqs.redb"), Some(t), false)
-            }
+        let Some(d) = dir else {
+            return Ok((Store { tx: None }, Loaded::default()));
         };
-        let (db, loaded) = open_and_load(&path, cache_bytes)?;
+        std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
+        probe_writable(d)?;
+        let (db, loaded) = open_and_load(&d.join("localsqs.redb"), cache_bytes)?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("localsqs-writer".into())
-            .spawn(move || writer(db, &rx, durable, &metrics))
+            .spawn(move || writer(db, &rx, &metrics))
             .map_err(|e| StoreError::Redb(e.to_string()))?;
-        Ok((
-            Store {
-                tx,
-                durable,
-                _temp: temp,
-            },
-            loaded,
-        ))
+        Ok((Store { tx: Some(tx) }, loaded))
     }
 
     /// Whether commits reach the disk before they are acknowledged.
     #[must_use]
     pub fn durable(&self) -> bool {
-        self.durable
+        self.tx.is_some()
     }
 
     /// Queues ops for the next group commit. Call while holding the engine lock, so that the
-    /// writer sees changes in the order they were made.
+    /// writer sees changes in the order they were made. In durable mode even a request that
+    /// changes nothing (a FIFO duplicate, a second delete) must not be answered before the
+    /// commits submitted before it: an empty job is acknowledged only after them, in order.
     pub fn submit(&self, ops: Vec<Op>) -> Commit {
-        if !self.durable {
-            if ops.is_empty() {
-                return Commit::done();
-            }
-            // Nothing survives the process in memory mode, so nobody waits for the commit; the
-            // writer still applies every op in order.
-            let _ = self.tx.send(Job {
-                ops,
-                ack: None,
-                close: false,
-            });
-            return Commit::done();
-        }
-        // In durable mode even a request that changes nothing (a FIFO duplicate, a second
-        // delete) must not be answered before the commits submitted before it: an empty job
-        // is acknowledged only after them, in order.
         self.send(ops, false)
     }
 
@@ -309,9 +278,12 @@ impl Store {
     }
 
     fn send(&self, ops: Vec<Op>, close: bool) -> Commit {
+        let Some(tx) = &self.tx else {
+            return Commit::done();
+        };
         let (ack, rx) = oneshot::channel();
         // If the writer is gone the job (and its sender) is dropped and `wait` reports Closed.
-        let _ = self.tx.send(Job {
+        let _ = tx.send(Job {
             ops,
             ack: Some(ack),
             close,
@@ -445,7 +417,7 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
     Ok(out)
 }
 
-fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool, metrics: &EngineMetrics) {
+fn writer(db: Database, rx: &mpsc::Receiver<Job>, metrics: &EngineMetrics) {
     while let Ok(first) = rx.recv() {
         let mut closing = first.close;
         let mut jobs = vec![first];
@@ -464,7 +436,7 @@ fn writer(db: Database, rx: &mpsc::Receiver<Job>, durable: bool, metrics: &Engin
             metrics.commits.inc();
             #[allow(clippy::cast_precision_loss)]
             metrics.commit_batch.observe(jobs.len() as f64);
-            apply(&db, &jobs, durable).map_err(|e| {
+            apply(&db, &jobs).map_err(|e| {
                 tracing::error!(error = %e, "commit failed");
                 e.to_string()
             })
@@ -501,14 +473,10 @@ fn clear_messages(
         .map_err(redb_err)
 }
 
-fn apply(db: &Database, jobs: &[Job], durable: bool) -> Result<(), StoreError> {
+fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
     let mut txn = db.begin_write().map_err(redb_err)?;
-    txn.set_durability(if durable {
-        Durability::Immediate
-    } else {
-        Durability::None
-    })
-    .map_err(redb_err)?;
+    txn.set_durability(Durability::Immediate)
+        .map_err(redb_err)?;
     {
         let mut queues = txn.open_table(QUEUES).map_err(redb_err)?;
         let mut messages = txn.open_table(MESSAGES).map_err(redb_err)?;

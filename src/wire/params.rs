@@ -66,7 +66,11 @@ impl QueryParams {
     }
 
     fn get(&self, key: &str) -> Option<&String> {
-        self.fields.get(&format!("{}{key}", self.prefix))
+        if self.prefix.is_empty() {
+            self.fields.get(key)
+        } else {
+            self.fields.get(&format!("{}{key}", self.prefix))
+        }
     }
 
     /// Indices N (ascending) for which some key starts with `<prefix><name>.N`, with the
