@@ -1398,3 +1398,50 @@ async fn durable_state_survives_restart() {
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     t.shutdown().await;
 }
+
+/// Standard queues accept a MessageGroupId and return it ("fair queues"), accept and ignore a
+/// ReceiveRequestAttemptId, and reject a MessageDeduplicationId (§6.5, §6.7).
+#[tokio::test]
+async fn standard_queue_group_ids_attempt_ids_and_dedup_ids() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("fair", &[]).await;
+    t.client
+        .send_message()
+        .queue_url(&url)
+        .message_body("tenant message")
+        .message_group_id("tenant-1")
+        .send()
+        .await
+        .expect("a group id is accepted on a standard queue");
+    let got = t
+        .client
+        .receive_message()
+        .queue_url(&url)
+        .receive_request_attempt_id("attempt-1")
+        .message_system_attribute_names(
+            aws_sdk_sqs::types::MessageSystemAttributeName::MessageGroupId,
+        )
+        .send()
+        .await
+        .expect("an attempt id is accepted on a standard queue");
+    let m = common::only(got.messages().to_vec(), "message");
+    let attrs = m.attributes().expect("attributes");
+    assert_eq!(
+        attrs
+            .get(&aws_sdk_sqs::types::MessageSystemAttributeName::MessageGroupId)
+            .map(String::as_str),
+        Some("tenant-1")
+    );
+    let err = t
+        .client
+        .send_message()
+        .queue_url(&url)
+        .message_body("x")
+        .message_deduplication_id("d1")
+        .send()
+        .await
+        .expect_err("a dedup id is not valid for a standard queue");
+    let w = common::wire_error(&err);
+    assert_eq!(w.code.as_deref(), Some("InvalidParameterValue"), "{w:?}");
+    t.shutdown().await;
+}
