@@ -38,7 +38,7 @@ pub struct EngineConfig {
     pub account_id: String,
     /// Region in ARNs.
     pub region: String,
-    /// `None` keeps state in a temporary file that is gone when the process ends.
+    /// `None` keeps state in memory only, for the life of the process.
     pub data_dir: Option<PathBuf>,
     /// redb page-cache size.
     pub cache_bytes: usize,
