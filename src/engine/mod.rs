@@ -107,27 +107,33 @@ impl Engine {
         ids: Arc<dyn IdGen>,
     ) -> Result<Engine, StoreError> {
         let metrics = Arc::new(metrics::EngineMetrics::default());
-        let (store, loaded) =
-            Store::open(cfg.data_dir.as_deref(), cfg.cache_bytes, metrics.clone())?;
         let now = clock.now_ms();
         let mut st = State {
             next_queue_id: 1,
             ..State::default()
         };
-        for (id, rec) in loaded.queues {
-            st.by_name.insert(rec.name.clone(), id);
-            st.next_queue_id = st.next_queue_id.max(id + 1);
-            st.queues.insert(id, Queue::new(id, rec));
-        }
-        st.tombstones.extend(loaded.tombstones);
-        for (qid, seq, rec, state) in loaded.messages {
-            if let Some(q) = st.queues.get_mut(&qid) {
-                if let Some(n) = rec.extra().sequence_number {
-                    q.fifo.saw_sequence(n);
-                }
-                q.insert(seq, Arc::new(rec), state, now);
+        let mut sink = |row: store::Row| match row {
+            store::Row::Queue(id, rec) => {
+                st.by_name.insert(rec.name.clone(), id);
+                st.next_queue_id = st.next_queue_id.max(id + 1);
+                st.queues.insert(id, Queue::new(id, rec));
             }
-        }
+            store::Row::Message(qid, seq, rec, state) => {
+                if let Some(q) = st.queues.get_mut(&qid) {
+                    if let Some(n) = rec.extra().sequence_number {
+                        q.fifo.saw_sequence(n);
+                    }
+                    q.insert(seq, Arc::new(rec), state, now);
+                }
+            }
+        };
+        let (store, loaded) = Store::open(
+            cfg.data_dir.as_deref(),
+            cfg.cache_bytes,
+            metrics.clone(),
+            &mut sink,
+        )?;
+        st.tombstones.extend(loaded.tombstones);
         for q in st.queues.values_mut().filter(|q| q.rec.fifo) {
             // FIFO queues apply the current DelaySeconds to messages not yet received (§6.6).
             q.redelay(now);

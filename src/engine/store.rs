@@ -178,13 +178,19 @@ pub fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
     postcard::from_bytes(b).map_err(|e| StoreError::Decode(e.to_string()))
 }
 
-/// Everything read back at start-up.
+/// A queue or message read back at start-up, handed to the caller as it is read so that a
+/// large backlog is never held twice in memory.
+#[derive(Debug)]
+pub enum Row {
+    /// Queue id and record (all queues come before any message).
+    Queue(u64, QueueRecord),
+    /// Queue id, sequence number, record and state.
+    Message(u64, u64, MessageRecord, StateRecord),
+}
+
+/// The small tables read back at start-up.
 #[derive(Debug, Default)]
 pub struct Loaded {
-    /// Queue id → record.
-    pub queues: Vec<(u64, QueueRecord)>,
-    /// (queue id, seq) → records.
-    pub messages: Vec<(u64, u64, MessageRecord, StateRecord)>,
     /// Deleted queue names and when.
     pub tombstones: Vec<(String, u64)>,
     /// (queue id, key, record) of FIFO deduplication entries.
@@ -242,13 +248,14 @@ impl Store {
         dir: Option<&Path>,
         cache_bytes: usize,
         metrics: Arc<EngineMetrics>,
+        sink: &mut dyn FnMut(Row),
     ) -> Result<(Store, Loaded), StoreError> {
         let Some(d) = dir else {
             return Ok((Store { tx: None }, Loaded::default()));
         };
         std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
         probe_writable(d)?;
-        let (db, loaded) = open_and_load(&d.join("localsqs.redb"), cache_bytes)?;
+        let (db, loaded) = open_and_load(&d.join("localsqs.redb"), cache_bytes, sink)?;
         let (tx, rx) = mpsc::channel::<Job>();
         std::thread::Builder::new()
             .name("localsqs-writer".into())
@@ -294,7 +301,11 @@ impl Store {
 
 /// Opens the file, checks the schema and reads everything back. redb can panic on some kinds of
 /// page corruption; that is turned into a clean `Corrupt` error instead of a crash.
-fn open_and_load(path: &Path, cache_bytes: usize) -> Result<(Database, Loaded), StoreError> {
+fn open_and_load(
+    path: &Path,
+    cache_bytes: usize,
+    sink: &mut dyn FnMut(Row),
+) -> Result<(Database, Loaded), StoreError> {
     let attempt = || -> Result<(Database, Loaded), StoreError> {
         let db = Database::builder()
             .set_cache_size(cache_bytes)
@@ -304,7 +315,7 @@ fn open_and_load(path: &Path, cache_bytes: usize) -> Result<(Database, Loaded), 
                 other => StoreError::Redb(format!("{}: {other}", path.display())),
             })?;
         init_schema(&db, path)?;
-        let loaded = load(&db)?;
+        let loaded = load(&db, sink)?;
         Ok((db, loaded))
     };
     let hook = std::panic::take_hook();
@@ -358,13 +369,13 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
     txn.commit().map_err(redb_err)
 }
 
-fn load(db: &Database) -> Result<Loaded, StoreError> {
+fn load(db: &Database, sink: &mut dyn FnMut(Row)) -> Result<Loaded, StoreError> {
     let txn = db.begin_read().map_err(redb_err)?;
     let mut out = Loaded::default();
     let queues = txn.open_table(QUEUES).map_err(redb_err)?;
     for row in queues.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
-        out.queues.push((k.value(), decode(v.value())?));
+        sink(Row::Queue(k.value(), decode(v.value())?));
     }
     let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
     let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
@@ -396,7 +407,7 @@ fn load(db: &Database) -> Result<Loaded, StoreError> {
             visible_at_ms: rec.first_visible_ms(),
             ..StateRecord::default()
         });
-        out.messages.push((key.0, key.1, rec, state));
+        sink(Row::Message(key.0, key.1, rec, state));
     }
     let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
     for row in tombstones.iter().map_err(redb_err)? {
