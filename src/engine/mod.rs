@@ -54,7 +54,7 @@ impl Default for EngineConfig {
             account_id: "000000000000".into(),
             region: "us-east-1".into(),
             data_dir: None,
-            cache_bytes: 64 << 20,
+            cache_bytes: 16 << 20,
             enforce_cooloffs: false,
         }
     }
