@@ -148,10 +148,7 @@ impl ConfigFile {
             base_url: "http://localhost".into(),
             trace_header: None,
         };
-        let arn = |name: &str| {
-            let c = engine.config();
-            format!("arn:aws:sqs:{}:{}:{}", c.region, c.account_id, name)
-        };
+        let arn = |name: &str| engine.queue_arn(name);
         let mut redrive = Vec::new();
         for q in &self.queue {
             let err = |e: String| format!("queue {}: {e}", q.name);

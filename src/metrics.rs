@@ -12,6 +12,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use crate::command::Action;
 use crate::engine::Engine;
 use crate::engine::peek::QueueCounts;
 
@@ -35,7 +36,9 @@ fn latency_histogram() -> Histogram {
 /// The metrics registry of one server.
 pub struct Metrics {
     registry: Registry,
-    requests: Family<RequestLabels, Histogram, fn() -> Histogram>,
+    /// One latency histogram per action, indexed by `Action as usize`, created up front so a
+    /// request records without allocating a label or locking the family.
+    requests: Vec<Histogram>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -123,16 +126,24 @@ impl Metrics {
             requests.clone(),
         );
         registry.register_collector(Box::new(QueueGauges(engine.clone())));
+        let requests = Action::ALL
+            .iter()
+            .map(|a| {
+                requests
+                    .get_or_create(&RequestLabels {
+                        action: a.name().to_owned(),
+                    })
+                    .clone()
+            })
+            .collect();
         Self { registry, requests }
     }
 
     /// Records one request's latency.
-    pub fn observe(&self, action: &str, seconds: f64) {
-        self.requests
-            .get_or_create(&RequestLabels {
-                action: action.to_owned(),
-            })
-            .observe(seconds);
+    pub fn observe(&self, action: Action, seconds: f64) {
+        if let Some(h) = self.requests.get(action as usize) {
+            h.observe(seconds);
+        }
     }
 
     /// Renders the Prometheus text exposition.

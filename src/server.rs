@@ -369,7 +369,7 @@ async fn serve(
     if let Some(action) = resp.action {
         shared
             .metrics
-            .observe(action.name(), started.elapsed().as_secs_f64());
+            .observe(action, started.elapsed().as_secs_f64());
     }
     tracing::debug!(
         %method,

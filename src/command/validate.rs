@@ -10,6 +10,9 @@ use super::types::{MessageAttributeValue, MessageAttributes};
 /// Most user attributes a message may carry.
 pub const MAX_MESSAGE_ATTRIBUTES: usize = 10;
 
+/// The InvalidMessageContents text. [E] wording (LocalStack's); the code is verified.
+pub const INVALID_CHARACTERS: &str = "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF";
+
 /// Whether a character may appear in a body or a string attribute (§6.3).
 #[must_use]
 pub fn allowed_char(c: char) -> bool {
@@ -31,10 +34,9 @@ pub fn body(body: &str) -> SqsResult<()> {
         return Err(SqsError::missing("MessageBody"));
     }
     if !allowed_text(body) {
-        // [E] wording (LocalStack's); the code is verified.
         return Err(SqsError::new(
             ErrorCode::InvalidMessageContents,
-            "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
+            INVALID_CHARACTERS,
         ));
     }
     Ok(())

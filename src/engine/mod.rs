@@ -342,7 +342,9 @@ impl Engine {
         format!("{}/{}/{}", ctx.base_url, self.inner.cfg.account_id, name)
     }
 
-    fn queue_arn(&self, name: &str) -> String {
+    /// The ARN of queue `name` in this account and region.
+    #[must_use]
+    pub fn queue_arn(&self, name: &str) -> String {
         format!(
             "arn:aws:sqs:{}:{}:{}",
             self.inner.cfg.region, self.inner.cfg.account_id, name

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::redrive::arn_name;
+use super::state::Queue;
 use super::store::{MessageRecord, Op, StateRecord, encode};
 use super::{Engine, State};
 use crate::command::{
@@ -49,6 +50,16 @@ pub struct TaskRecord {
     pub failure_reason: Option<String>,
     /// Epoch ms.
     pub started_ms: u64,
+}
+
+/// Where a task sends message `seq` of its source: the task's destination, or the queue the
+/// message was dead-lettered from. `None` for a message with neither (it stays).
+fn destination(task: &TaskRecord, q: &Queue, seq: u64) -> Option<String> {
+    task.destination_arn.clone().or_else(|| {
+        q.msgs
+            .get(&seq)
+            .and_then(|m| m.rec.extra().dead_letter_source_arn.clone())
+    })
 }
 
 fn not_found(param: &str) -> SqsError {
@@ -294,22 +305,12 @@ impl Engine {
         while moved < budget.min(remaining) {
             let q = st.queues.get_mut(&source)?;
             q.promote(now);
-            let Some(seq) = q.ready.iter().copied().find(|s| {
-                task.destination_arn.is_some()
-                    || q.msgs
-                        .get(s)
-                        .is_some_and(|m| m.rec.extra().dead_letter_source_arn.is_some())
-            }) else {
+            let Some((seq, target_arn)) = q
+                .ready
+                .iter()
+                .find_map(|&s| destination(&task, q, s).map(|d| (s, d)))
+            else {
                 break;
-            };
-            let target_arn = match &task.destination_arn {
-                Some(d) => d.clone(),
-                None => q.msgs[&seq]
-                    .rec
-                    .extra()
-                    .dead_letter_source_arn
-                    .clone()
-                    .unwrap_or_default(),
             };
             let Some(target) = self.queue_by_arn(st, &target_arn).filter(|&t| t != source) else {
                 return self.finish(
@@ -348,14 +349,10 @@ impl Engine {
         }
         let t = &mut st.tasks[ti];
         t.moved += moved;
-        let source_left = st.queues.get(&source).is_some_and(|q| {
-            q.ready.iter().any(|s| {
-                task.destination_arn.is_some()
-                    || q.msgs
-                        .get(s)
-                        .is_some_and(|m| m.rec.extra().dead_letter_source_arn.is_some())
-            })
-        });
+        let source_left = st
+            .queues
+            .get(&source)
+            .is_some_and(|q| q.ready.iter().any(|&s| destination(&task, q, s).is_some()));
         if st.tasks[ti].moved >= task.to_move || (!source_left && moved < budget) {
             return self.finish(st, ti, "COMPLETED", None, ops);
         }

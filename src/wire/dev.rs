@@ -1,6 +1,8 @@
 //! Wire layer: the developer endpoints next to the SQS API: a LocalStack-compatible message
 //! peek (`/_aws/sqs/messages`), a health check and a state reset.
 
+use std::collections::BTreeMap;
+
 use serde_json::json;
 
 use super::{
@@ -18,10 +20,10 @@ pub const HEALTH_PATH: &str = "/health";
 /// Path of the reset endpoint.
 pub const RESET_PATH: &str = "/_localsqs/reset";
 
-fn flag(fields: &[(String, String)], name: &str) -> bool {
+fn flag(fields: &BTreeMap<String, String>, name: &str) -> bool {
     fields
-        .iter()
-        .any(|(k, v)| k == name && v.eq_ignore_ascii_case("true"))
+        .get(name)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 /// `GET /_aws/sqs/messages?QueueUrl=…&ShowInvisible=true&ShowDelayed=true`, or the path form
@@ -39,23 +41,14 @@ pub fn peek(
     } else {
         Protocol::Query
     };
-    let fields: Vec<(String, String)> = req
-        .query
-        .as_deref()
-        .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
-        .unwrap_or_default();
+    let fields = super::query_fields(req);
     let from_path = req
         .path
         .strip_prefix(PEEK_PATH)
         .and_then(|rest| rest.rsplit('/').next())
         .filter(|name| !name.is_empty())
         .map(str::to_owned);
-    let Some(url) = fields
-        .iter()
-        .find(|(k, _)| k == "QueueUrl")
-        .map(|(_, v)| v.clone())
-        .or(from_path)
-    else {
+    let Some(url) = fields.get("QueueUrl").cloned().or(from_path) else {
         return error_response(protocol, &SqsError::missing("QueueUrl"), request_id);
     };
     match engine.peek(

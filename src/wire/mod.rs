@@ -13,6 +13,7 @@ pub mod xml;
 
 use std::collections::BTreeMap;
 
+use crate::command::validate::INVALID_CHARACTERS;
 use crate::command::{Action, Command, RequestContext};
 use crate::engine::Engine;
 use crate::error::{
@@ -152,37 +153,32 @@ async fn handle_json(engine: &Engine, req: WireRequest, request_id: &str) -> Wir
         .as_deref()
         .and_then(|t| t.strip_prefix("AmazonSQS."))
         .and_then(Action::from_name);
-    let mut resp = handle_json_inner(engine, req, request_id).await;
+    let mut resp = handle_json_inner(engine, req, action, request_id).await;
     resp.action = action;
     resp
 }
 
-async fn handle_json_inner(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
+async fn handle_json_inner(
+    engine: &Engine,
+    req: WireRequest,
+    action: Option<Action>,
+    request_id: &str,
+) -> WireResponse {
     let result = async {
-        let op = req
-            .target
-            .as_deref()
-            .and_then(|t| t.strip_prefix("AmazonSQS."))
-            .ok_or_else(unknown_operation)?;
-        let action = Action::from_name(op).ok_or_else(unknown_operation)?;
+        let action = action.ok_or_else(unknown_operation)?;
         let body = if req.body.iter().all(u8::is_ascii_whitespace) {
             serde_json::Value::Object(serde_json::Map::new())
         } else {
             serde_json::from_slice(&req.body).map_err(|e| {
                 // A lone surrogate in the body is a content problem, not a syntax one (§6.3).
                 if e.to_string().contains("surrogate") {
-                    SqsError::new(
-                        ErrorCode::InvalidMessageContents,
-                        "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF",
-                    )
+                    SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS)
                 } else {
-                    SqsError::new(ErrorCode::SerializationException, "Start of structure or map found where not expected.")
+                    not_a_structure()
                 }
             })?
         };
-        let obj = body
-            .as_object()
-            .ok_or_else(|| SqsError::new(ErrorCode::SerializationException, "Start of structure or map found where not expected."))?;
+        let obj = body.as_object().ok_or_else(not_a_structure)?;
         let cmd = decode::decode(action, &JsonParams::new(obj))?;
         let reply = engine.execute(&context(&req), cmd).await?;
         let mut out = json::JsonOut::default();
@@ -200,6 +196,14 @@ async fn handle_json_inner(engine: &Engine, req: WireRequest, request_id: &str) 
         },
         Err(e) => error_response(Protocol::Json, &e, request_id),
     }
+}
+
+/// [E] The text for a JSON body that is not an object.
+fn not_a_structure() -> SqsError {
+    SqsError::new(
+        ErrorCode::SerializationException,
+        "Start of structure or map found where not expected.",
+    )
 }
 
 fn unknown_operation() -> SqsError {
