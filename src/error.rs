@@ -1,9 +1,9 @@
 //! Shared by every layer: the one `SqsError` type and the one `ErrorCode` table.
 //!
 //! Each code carries its JSON `__type`, its legacy Query code (also the value of the
-//! `x-amzn-query-error` header), its HTTP status and its fault. Sources:
-//! `../shared/reference/sqs-protocol.md` §5.4 (service model `awsQueryError` traits).
-//! Depends on nothing else in the crate.
+//! `x-amzn-query-error` header), its HTTP status and its fault, and, for codes whose wording AWS
+//! fixes per protocol, both texts. Sources: docs/protocol.md §5.4 (service model
+//! `awsQueryError` traits) and §5.5. Depends on nothing else in the crate.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -39,10 +39,13 @@ pub struct ErrorSpec {
     pub status: u16,
     /// Sender or Receiver.
     pub fault: Fault,
+    /// The fixed message of this code, as `(JSON text, Query text)`, when AWS words it
+    /// differently per protocol; `None` when each error carries its own message.
+    pub texts: Option<(&'static str, &'static str)>,
 }
 
 macro_rules! error_codes {
-    ($( $(#[$doc:meta])* $name:ident => ($json:expr, $legacy:expr, $status:expr, $fault:ident) ),* $(,)?) => {
+    ($( $(#[$doc:meta])* $name:ident => ($json:expr, $legacy:expr, $status:expr, $fault:ident $(, $texts:expr)?) ),* $(,)?) => {
         /// Every error localsqs can answer with. One row per code; see [`ErrorCode::spec`].
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum ErrorCode {
@@ -62,16 +65,20 @@ macro_rules! error_codes {
                         legacy_code: $legacy,
                         status: $status,
                         fault: Fault::$fault,
+                        texts: error_codes!(@texts $($texts)?),
                     }, )*
                 }
             }
         }
     };
+    (@texts) => { None };
+    (@texts $texts:expr) => { Some($texts) };
 }
 
 error_codes! {
     /// Queue missing; the message differs per protocol (§5.5, G-12).
-    QueueDoesNotExist => ("com.amazonaws.sqs#QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", 400, Sender),
+    QueueDoesNotExist => ("com.amazonaws.sqs#QueueDoesNotExist", "AWS.SimpleQueueService.NonExistentQueue", 400, Sender,
+        (NON_EXISTENT_QUEUE_JSON, NON_EXISTENT_QUEUE_QUERY)),
     /// CreateQueue with a different attribute value.
     QueueNameExists => ("com.amazonaws.sqs#QueueNameExists", "QueueAlreadyExists", 400, Sender),
     /// CreateQueue within 60 s of DeleteQueue.
@@ -168,10 +175,26 @@ impl SqsError {
         }
     }
 
-    /// `QueueDoesNotExist`; the wire layer swaps in the Query wording when needed.
+    /// `QueueDoesNotExist`; its text per protocol comes from the table.
     #[must_use]
     pub fn queue_does_not_exist() -> Self {
         Self::new(ErrorCode::QueueDoesNotExist, NON_EXISTENT_QUEUE_JSON)
+    }
+
+    /// The message to send: the table's fixed text for this code and protocol when it has
+    /// one, else this error's own message.
+    #[must_use]
+    pub fn text(&self, query: bool) -> &str {
+        match self.code.spec().texts {
+            Some((json, query_text)) => {
+                if query {
+                    query_text
+                } else {
+                    json
+                }
+            }
+            None => &self.message,
+        }
     }
 
     /// `MissingParameter`: `The request must contain the parameter X.`
@@ -228,6 +251,18 @@ mod tests {
         assert_eq!(ErrorCode::ResourceNotFoundException.spec().status, 404);
         assert_eq!(ErrorCode::OverLimit.spec().status, 403);
         assert_eq!(ErrorCode::InternalError.spec().fault, Fault::Receiver);
+    }
+
+    #[test]
+    fn per_protocol_texts_come_from_the_table() {
+        let e = SqsError::queue_does_not_exist();
+        assert_eq!(e.text(false), "The specified queue does not exist.");
+        assert_eq!(
+            e.text(true),
+            "The specified queue does not exist for this wsdl version."
+        );
+        let other = SqsError::missing("QueueUrl");
+        assert_eq!(other.text(true), other.text(false));
     }
 
     #[test]

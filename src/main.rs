@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use localsqs::server::{Config, DEFAULT_MAX_REQUEST_BYTES};
+use localsqs::server::{DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
 #[derive(Debug, Parser)]
@@ -56,7 +56,7 @@ fn main() -> ExitCode {
     if f.healthcheck {
         return healthcheck(f.port);
     }
-    let config = Config {
+    let options = ServerOptions {
         host: f.host,
         port: f.port,
         data_dir: f.data_dir,
@@ -77,15 +77,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(config))
+    runtime.block_on(run(options))
 }
 
-async fn run(config: Config) -> ExitCode {
-    let mode = config.data_dir.as_ref().map_or_else(
+async fn run(options: ServerOptions) -> ExitCode {
+    let mode = options.data_dir.as_ref().map_or_else(
         || "in memory".to_owned(),
         |d| format!("durable in {}", d.display()),
     );
-    let server = match localsqs::Server::with_config(config).start().await {
+    let server = match localsqs::Server::with_options(options).start().await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("localsqs: {e}");

@@ -49,26 +49,10 @@ macro_rules! action_table {
             $( #[doc = stringify!($name)] $name($name), )*
         }
 
-        impl Command {
-            /// Which action this is.
-            #[must_use]
-            pub fn action(&self) -> Action {
-                match self { $( Command::$name(_) => Action::$name, )* }
-            }
-        }
-
         /// A successful result: one variant per action.
         #[derive(Debug, Clone)]
         pub enum Reply {
             $( #[doc = stringify!($name)] $name($result), )*
-        }
-
-        impl Reply {
-            /// Which action produced this.
-            #[must_use]
-            pub fn action(&self) -> Action {
-                match self { $( Reply::$name(_) => Action::$name, )* }
-            }
         }
     };
 }

@@ -120,10 +120,59 @@ pub fn error_body(json_type: &str, message: &str) -> String {
     Value::Object(m).to_string()
 }
 
+/// Whether a JSON text holds a `\uXXXX` escape of a UTF-16 surrogate that is not half of a
+/// well-formed pair (a high one followed by a low one). serde_json refuses such text as a
+/// syntax error; SQS treats it as a message-content error (§6.3), whichever half is alone.
+#[must_use]
+pub fn has_lone_surrogate(text: &[u8]) -> bool {
+    fn escape_at(text: &[u8], i: usize) -> Option<u16> {
+        let hex = text.get(i..i + 6)?;
+        if hex[0] != b'\\' || hex[1] != b'u' {
+            return None;
+        }
+        u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()
+    }
+    let (mut i, mut in_string) = (0, false);
+    while i < text.len() {
+        match text[i] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                if let Some(unit) = escape_at(text, i) {
+                    match unit {
+                        0xD800..=0xDBFF => match escape_at(text, i + 6) {
+                            Some(0xDC00..=0xDFFF) => i += 6,
+                            _ => return true,
+                        },
+                        0xDC00..=0xDFFF => return true,
+                        _ => {}
+                    }
+                    i += 6;
+                    continue;
+                }
+                i += 1; // skip the escaped character
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::command::MessageAttributeValue;
+
+    #[test]
+    fn lone_surrogates_are_found_whichever_half() {
+        assert!(has_lone_surrogate(br#"{"MessageBody":"a\ud800b"}"#));
+        assert!(has_lone_surrogate(br#"{"MessageBody":"a\udc00"}"#));
+        assert!(has_lone_surrogate(br#"{"MessageBody":"\ud83d\u0041"}"#));
+        assert!(!has_lone_surrogate(
+            br#"{"MessageBody":"\ud83d\ude00 \u00e9"}"#
+        ));
+        assert!(!has_lone_surrogate(br#"{"MessageBody":"\\ud800"}"#));
+    }
 
     #[test]
     fn empty_collections_are_omitted() {

@@ -1,11 +1,12 @@
 //! Wire layer: protocol detection, request decoding and response encoding for AWS Query and
-//! AWS JSON 1.0 (§1–§5 of sqs-protocol.md).
+//! AWS JSON 1.0 (docs/protocol.md §1–§5).
 //!
-//! Takes a plain [`WireRequest`] and returns a plain [`WireResponse`]; knows nothing of hyper.
-//! Imports `command`, `engine` (only to run the decoded command) and `error`.
+//! Pure: [`decode`] turns a plain [`WireRequest`] into a [`Decoded`] command (or the error
+//! response to send), and [`encode`] turns a command's result into a [`WireResponse`]. It knows
+//! nothing of hyper and never runs the engine; `server` does decode → execute → encode.
+//! Imports `command` and `error` only.
 
 pub mod decode;
-pub mod dev;
 pub mod encode;
 pub mod json;
 pub mod params;
@@ -14,11 +15,8 @@ pub mod xml;
 use std::collections::BTreeMap;
 
 use crate::command::validate::INVALID_CHARACTERS;
-use crate::command::{Action, Command, RequestContext};
-use crate::engine::Engine;
-use crate::error::{
-    ErrorCode, NON_EXISTENT_QUEUE_JSON, NON_EXISTENT_QUEUE_QUERY, SqsError, SqsResult,
-};
+use crate::command::{Action, Command, Reply, RequestContext};
+use crate::error::{ErrorCode, SqsError, SqsResult};
 use params::{JsonParams, QueryParams};
 
 /// Content type of Query responses.
@@ -27,8 +25,10 @@ pub const XML_CONTENT_TYPE: &str = "text/xml";
 pub const JSON_CONTENT_TYPE: &str = "application/x-amz-json-1.0";
 
 /// The parts of an HTTP request the wire layer reads.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct WireRequest {
+    /// Which protocol the request speaks, detected once from its headers ([`Protocol::detect`]).
+    pub protocol: Protocol,
     /// `GET`, `POST`, …
     pub method: String,
     /// Request path, without the query string.
@@ -37,14 +37,10 @@ pub struct WireRequest {
     pub query: Option<String>,
     /// The `X-Amz-Target` header.
     pub target: Option<String>,
-    /// The `Content-Type` header.
-    pub content_type: Option<String>,
     /// The `X-Amzn-Trace-Id` header.
     pub trace_header: Option<String>,
     /// Scheme and authority for queue URLs, e.g. `http://localhost:9324`.
     pub base_url: String,
-    /// Whether the `Accept` header asks for JSON (developer endpoints only).
-    pub accept_json: bool,
     /// The body.
     pub body: Vec<u8>,
 }
@@ -60,8 +56,33 @@ pub struct WireResponse {
     pub headers: Vec<(&'static str, String)>,
     /// Body bytes.
     pub body: String,
-    /// The SQS action answered, when the request named a known one (for metrics).
+    /// The SQS action answered, when the request named a known one (for metrics and logs).
     pub action: Option<Action>,
+}
+
+impl WireResponse {
+    /// A response with no extra headers and no action.
+    #[must_use]
+    pub fn new(status: u16, content_type: &'static str, body: String) -> Self {
+        Self {
+            status,
+            content_type,
+            headers: Vec::new(),
+            body,
+            action: None,
+        }
+    }
+
+    /// A plain `application/json` response (admin endpoints).
+    #[must_use]
+    pub fn json(status: u16, body: &serde_json::Value) -> Self {
+        Self::new(status, "application/json", body.to_string())
+    }
+
+    fn with_action(mut self, action: Option<Action>) -> Self {
+        self.action = action;
+        self
+    }
 }
 
 /// Which protocol a request speaks.
@@ -86,58 +107,93 @@ impl Protocol {
     }
 }
 
-/// Renders an error in the given protocol (§5.1, §5.2).
+/// A request decoded into a command, with everything needed to run and answer it.
+#[derive(Debug, Clone)]
+pub struct Decoded {
+    /// The protocol to answer in.
+    pub protocol: Protocol,
+    /// The action named by the request.
+    pub action: Action,
+    /// Request facts the engine needs (queue URL base, trace header).
+    pub ctx: RequestContext,
+    /// The command to execute.
+    pub command: Command,
+}
+
+/// Renders an error in the given protocol (§5.1, §5.2). The message is the one the error table
+/// fixes for this code and protocol, if any, else the error's own.
 #[must_use]
 pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> WireResponse {
     let spec = err.code.spec();
     match protocol {
-        Protocol::Query => {
-            let message = if err.code == ErrorCode::QueueDoesNotExist
-                && err.message == NON_EXISTENT_QUEUE_JSON
-            {
-                NON_EXISTENT_QUEUE_QUERY
-            } else {
-                &err.message
-            };
-            WireResponse {
-                status: spec.status,
-                content_type: XML_CONTENT_TYPE,
-                headers: Vec::new(),
-                action: None,
-                body: xml::error_body(spec.fault.as_str(), spec.legacy_code, message, request_id),
-            }
-        }
-        Protocol::Json => WireResponse {
-            status: spec.status,
-            content_type: JSON_CONTENT_TYPE,
-            headers: vec![(
+        Protocol::Query => WireResponse::new(
+            spec.status,
+            XML_CONTENT_TYPE,
+            xml::error_body(
+                spec.fault.as_str(),
+                spec.legacy_code,
+                err.text(protocol == Protocol::Query),
+                request_id,
+            ),
+        ),
+        Protocol::Json => {
+            let mut resp = WireResponse::new(
+                spec.status,
+                JSON_CONTENT_TYPE,
+                json::error_body(spec.json_type, err.text(false)),
+            );
+            resp.headers.push((
                 "x-amzn-query-error",
                 format!("{};{}", spec.legacy_code, spec.fault.as_str()),
-            )],
-            action: None,
-            body: json::error_body(spec.json_type, &err.message),
-        },
+            ));
+            resp
+        }
     }
 }
 
-/// Handles one request end to end: the developer endpoints, then the SQS API.
-pub async fn handle(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
-    if req.target.is_none() {
-        if req.path == dev::HEALTH_PATH && req.method == "GET" {
-            return dev::health(engine);
-        }
-        if req.path == dev::RESET_PATH && req.method == "POST" {
-            return dev::reset(engine, request_id).await;
-        }
-        if req.path.starts_with(dev::PEEK_PATH) && req.method == "GET" {
-            return dev::peek(engine, &req, req.accept_json, request_id);
-        }
+/// Decodes an SQS API request: its action, context and command, or the response that rejects
+/// it (unknown action, malformed body, invalid parameters).
+pub fn decode(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResponse> {
+    match req.protocol {
+        Protocol::Json => decode_json(req, request_id),
+        Protocol::Query => decode_query(req, request_id),
     }
-    let protocol = Protocol::detect(req.target.as_deref(), req.content_type.as_deref());
-    match protocol {
-        Protocol::Json => handle_json(engine, req, request_id).await,
-        Protocol::Query => handle_query(engine, req, request_id).await,
-    }
+}
+
+/// Encodes the result of running `action` in `protocol`.
+#[must_use]
+pub fn encode(
+    protocol: Protocol,
+    action: Action,
+    result: &SqsResult<Reply>,
+    request_id: &str,
+) -> WireResponse {
+    let resp = match (protocol, result) {
+        (_, Err(e)) => error_response(protocol, e, request_id),
+        (Protocol::Json, Ok(reply)) => {
+            let mut out = json::JsonOut::default();
+            encode::encode_reply(reply, &mut out);
+            WireResponse::new(
+                200,
+                JSON_CONTENT_TYPE,
+                serde_json::Value::Object(out.obj).to_string(),
+            )
+        }
+        (Protocol::Query, Ok(reply)) => {
+            let mut out = xml::XmlOut::default();
+            encode::encode_reply(reply, &mut out);
+            WireResponse::new(
+                200,
+                XML_CONTENT_TYPE,
+                xml::envelope(
+                    action.name(),
+                    encode::has_result(action).then_some(out.buf.as_str()),
+                    request_id,
+                ),
+            )
+        }
+    };
+    resp.with_action(Some(action))
 }
 
 fn context(req: &WireRequest) -> RequestContext {
@@ -147,55 +203,34 @@ fn context(req: &WireRequest) -> RequestContext {
     }
 }
 
-async fn handle_json(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
+fn decode_json(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResponse> {
     let action = req
         .target
         .as_deref()
         .and_then(|t| t.strip_prefix("AmazonSQS."))
         .and_then(Action::from_name);
-    let mut resp = handle_json_inner(engine, req, action, request_id).await;
-    resp.action = action;
-    resp
-}
-
-async fn handle_json_inner(
-    engine: &Engine,
-    req: WireRequest,
-    action: Option<Action>,
-    request_id: &str,
-) -> WireResponse {
-    let result = async {
-        let action = action.ok_or_else(unknown_operation)?;
-        let body = if req.body.iter().all(u8::is_ascii_whitespace) {
-            serde_json::Value::Object(serde_json::Map::new())
-        } else {
-            serde_json::from_slice(&req.body).map_err(|e| {
-                // A lone surrogate in the body is a content problem, not a syntax one (§6.3).
-                if e.to_string().contains("surrogate") {
-                    SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS)
-                } else {
-                    not_a_structure()
-                }
-            })?
-        };
-        let obj = body.as_object().ok_or_else(not_a_structure)?;
-        let cmd = decode::decode(action, &JsonParams::new(obj))?;
-        let reply = engine.execute(&context(&req), cmd).await?;
-        let mut out = json::JsonOut::default();
-        encode::encode_reply(&reply, &mut out);
-        Ok::<_, SqsError>(serde_json::Value::Object(out.obj).to_string())
-    }
-    .await;
-    match result {
-        Ok(body) => WireResponse {
-            status: 200,
-            content_type: JSON_CONTENT_TYPE,
-            headers: Vec::new(),
-            action: None,
-            body,
-        },
-        Err(e) => error_response(Protocol::Json, &e, request_id),
-    }
+    let reject = |e: SqsError| error_response(Protocol::Json, &e, request_id).with_action(action);
+    let action = action.ok_or_else(|| reject(unknown_operation()))?;
+    let body = if req.body.iter().all(u8::is_ascii_whitespace) {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        serde_json::from_slice(&req.body).map_err(|_| {
+            // A lone surrogate escape is a content problem, not a syntax one (§6.3).
+            reject(if json::has_lone_surrogate(&req.body) {
+                SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS)
+            } else {
+                not_a_structure()
+            })
+        })?
+    };
+    let obj = body.as_object().ok_or_else(|| reject(not_a_structure()))?;
+    let command = decode::decode(action, &JsonParams::new(obj)).map_err(reject)?;
+    Ok(Decoded {
+        protocol: Protocol::Json,
+        action,
+        ctx: context(req),
+        command,
+    })
 }
 
 /// [E] The text for a JSON body that is not an object.
@@ -211,14 +246,13 @@ fn unknown_operation() -> SqsError {
 }
 
 /// Parses and merges the URL query string and a form body; the body wins (§2.1).
-fn query_fields(req: &WireRequest) -> BTreeMap<String, String> {
-    let mut fields: BTreeMap<String, String> = req
-        .query
-        .as_deref()
+#[must_use]
+pub fn form_fields(query: Option<&str>, body: &[u8]) -> BTreeMap<String, String> {
+    let mut fields: BTreeMap<String, String> = query
         .map(|q| form_urlencoded::parse(q.as_bytes()).into_owned().collect())
         .unwrap_or_default();
-    if !req.body.is_empty() {
-        fields.extend(form_urlencoded::parse(&req.body).into_owned());
+    if !body.is_empty() {
+        fields.extend(form_urlencoded::parse(body).into_owned());
     }
     fields
 }
@@ -228,55 +262,38 @@ fn is_queue_path(path: &str) -> bool {
     path.split('/').filter(|s| !s.is_empty()).count() >= 2
 }
 
-async fn handle_query(engine: &Engine, req: WireRequest, request_id: &str) -> WireResponse {
-    let mut fields = query_fields(&req);
+fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResponse> {
+    let mut fields = form_fields(req.query.as_deref(), &req.body);
     let Some(action_name) = fields.remove("Action") else {
         // No action at all: AWS answers 404 with a bare XML element (§1.4).
-        return WireResponse {
-            status: 404,
-            content_type: XML_CONTENT_TYPE,
-            headers: Vec::new(),
-            action: None,
-            body: "<UnknownOperationException/>".into(),
-        };
+        return Err(WireResponse::new(
+            404,
+            XML_CONTENT_TYPE,
+            "<UnknownOperationException/>".into(),
+        ));
     };
-    let result: SqsResult<(Action, String)> = async {
-        let action = Action::from_name(&action_name)
-            .filter(|a| {
-                !(is_queue_path(&req.path) && matches!(a, Action::CreateQueue | Action::ListQueues))
-            })
-            .ok_or_else(|| {
-                SqsError::new(
-                    ErrorCode::InvalidAction,
-                    format!("The action {action_name} is not valid for this endpoint."),
-                )
-            })?;
-        if !fields.contains_key("QueueUrl") && is_queue_path(&req.path) {
-            // Java v1 and JS v2 send the queue URL as the path (§2.1, G-22).
-            fields.insert("QueueUrl".into(), req.path.clone());
-        }
-        let cmd: Command = decode::decode(action, &QueryParams::new(fields, action.name()))?;
-        let reply = engine.execute(&context(&req), cmd).await?;
-        let mut out = xml::XmlOut::default();
-        encode::encode_reply(&reply, &mut out);
-        Ok((action, out.buf))
-    }
-    .await;
     let named = Action::from_name(&action_name);
-    let mut resp = match result {
-        Ok((action, buf)) => WireResponse {
-            status: 200,
-            content_type: XML_CONTENT_TYPE,
-            headers: Vec::new(),
-            action: None,
-            body: xml::envelope(
-                action.name(),
-                encode::has_result(action).then_some(buf.as_str()),
-                request_id,
-            ),
-        },
-        Err(e) => error_response(Protocol::Query, &e, request_id),
-    };
-    resp.action = named;
-    resp
+    let reject = |e: SqsError| error_response(Protocol::Query, &e, request_id).with_action(named);
+    let action = named
+        .filter(|a| {
+            !(is_queue_path(&req.path) && matches!(a, Action::CreateQueue | Action::ListQueues))
+        })
+        .ok_or_else(|| {
+            reject(SqsError::new(
+                ErrorCode::InvalidAction,
+                format!("The action {action_name} is not valid for this endpoint."),
+            ))
+        })?;
+    if !fields.contains_key("QueueUrl") && is_queue_path(&req.path) {
+        // Java v1 and JS v2 send the queue URL as the path (§2.1, G-22).
+        fields.insert("QueueUrl".into(), req.path.clone());
+    }
+    let command =
+        decode::decode(action, &QueryParams::new(fields, action.name())).map_err(reject)?;
+    Ok(Decoded {
+        protocol: Protocol::Query,
+        action,
+        ctx: context(req),
+        command,
+    })
 }

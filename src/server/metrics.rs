@@ -94,35 +94,35 @@ impl Metrics {
         let m = engine.metrics();
         registry.register(
             "localsqs_messages_sent",
-            "Messages enqueued.",
+            "Messages enqueued",
             m.sent.clone(),
         );
         registry.register(
             "localsqs_messages_received",
-            "Messages handed out by ReceiveMessage.",
+            "Messages handed out by ReceiveMessage",
             m.received.clone(),
         );
         registry.register(
             "localsqs_messages_deleted",
-            "Messages deleted.",
+            "Messages deleted",
             m.deleted.clone(),
         );
         registry.register(
             "localsqs_messages_dead_lettered",
-            "Messages moved to a dead-letter queue.",
+            "Messages moved to a dead-letter queue",
             m.dlq_moved.clone(),
         );
-        registry.register("localsqs_commits", "Storage commits.", m.commits.clone());
+        registry.register("localsqs_commits", "Storage commits", m.commits.clone());
         registry.register(
             "localsqs_commit_batch_size",
-            "Requests folded into one storage commit (group commit).",
+            "Requests folded into one storage commit (group commit)",
             m.commit_batch.clone(),
         );
         let requests: Family<RequestLabels, Histogram, fn() -> Histogram> =
             Family::new_with_constructor(latency_histogram);
         registry.register(
             "localsqs_request_duration_seconds",
-            "Request latency by SQS action.",
+            "Request latency by SQS action",
             requests.clone(),
         );
         registry.register_collector(Box::new(QueueGauges(engine.clone())));
@@ -154,5 +154,30 @@ impl Metrics {
             let _ = writeln!(out, "# encoding failed");
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::{EngineConfig, RandomIds, SystemClock};
+
+    #[tokio::test]
+    async fn every_help_text_ends_with_one_period() {
+        let engine = Engine::open(
+            EngineConfig::default(),
+            Arc::new(SystemClock),
+            Arc::new(RandomIds),
+        )
+        .expect("opens");
+        let text = Metrics::new(&engine).render();
+        let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
+        assert!(helps.len() >= 7, "{text}");
+        for line in helps {
+            assert!(line.ends_with('.') && !line.ends_with(".."), "{line}");
+        }
+        engine.close().await;
     }
 }

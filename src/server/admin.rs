@@ -1,0 +1,162 @@
+//! Server layer: the route table of every endpoint that is not the SQS API, and their
+//! handlers: health, Prometheus metrics, the LocalStack-compatible peek and the reset.
+//!
+//! To add an endpoint: a [`Route`] variant, a row in [`ROUTES`], an arm in [`handle`]
+//! (docs/adding-an-action.md, "Adding an admin endpoint").
+
+use serde_json::json;
+
+use super::Shared;
+use crate::command::{Action, ReceiveMessageResult, Reply};
+use crate::error::SqsError;
+use crate::wire::{self, Protocol, WireRequest, WireResponse};
+
+/// A non-SQS endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// `GET /health`: liveness and readiness as JSON.
+    Health,
+    /// `GET /metrics`: Prometheus text format.
+    Metrics,
+    /// `GET /_aws/sqs/messages[/<region>/<account>/<queue>]`: LocalStack-compatible peek.
+    Peek,
+    /// `POST /_localsqs/reset`: drops every queue and message.
+    Reset,
+}
+
+/// How a route's path matches.
+#[derive(Debug, Clone, Copy)]
+enum PathMatch {
+    /// Exactly this path.
+    Exact(&'static str),
+    /// This path, or this path followed by `/` and more segments.
+    Tree(&'static str),
+}
+
+impl PathMatch {
+    fn matches(self, path: &str) -> bool {
+        match self {
+            PathMatch::Exact(p) => path == p,
+            PathMatch::Tree(p) => path
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+        }
+    }
+}
+
+/// Path of the LocalStack-compatible peek endpoint.
+pub const PEEK_PATH: &str = "/_aws/sqs/messages";
+
+/// Every admin endpoint: method, path, route.
+const ROUTES: &[(&str, PathMatch, Route)] = &[
+    ("GET", PathMatch::Exact("/health"), Route::Health),
+    ("GET", PathMatch::Exact("/metrics"), Route::Metrics),
+    ("GET", PathMatch::Tree(PEEK_PATH), Route::Peek),
+    ("POST", PathMatch::Exact("/_localsqs/reset"), Route::Reset),
+];
+
+/// The admin route a request addresses, if any. A request naming an SQS operation in
+/// `X-Amz-Target` is always the SQS API's.
+#[must_use]
+pub fn route(method: &str, path: &str, has_target: bool) -> Option<Route> {
+    if has_target {
+        return None;
+    }
+    ROUTES
+        .iter()
+        .find(|(m, p, _)| *m == method && p.matches(path))
+        .map(|(_, _, r)| *r)
+}
+
+/// Answers an admin request.
+pub(super) async fn handle(
+    route: Route,
+    shared: &Shared,
+    req: &WireRequest,
+    accept_json: bool,
+    request_id: &str,
+) -> WireResponse {
+    match route {
+        Route::Health => health(shared),
+        Route::Metrics => WireResponse::new(
+            200,
+            "text/plain; version=0.0.4; charset=utf-8",
+            shared.metrics.render(),
+        ),
+        Route::Peek => peek(shared, req, accept_json, request_id),
+        Route::Reset => match shared.engine.reset().await {
+            Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
+            Err(e) => wire::error_response(Protocol::Json, &e, request_id),
+        },
+    }
+}
+
+fn health(shared: &Shared) -> WireResponse {
+    let engine = &shared.engine;
+    WireResponse::json(
+        200,
+        &json!({
+            "status": "ok",
+            "live": true,
+            "ready": true,
+            "mode": if engine.durable() { "durable" } else { "memory" },
+            "queues": engine.queue_counts().len(),
+        }),
+    )
+}
+
+/// `GET /_aws/sqs/messages?QueueUrl=…&ShowInvisible=true&ShowDelayed=true`, or the path form
+/// `/_aws/sqs/messages/<region>/<account>/<queue>`. Answers a ReceiveMessage-shaped body, XML
+/// by default and JSON when the client accepts `application/json`. Visibility and receive
+/// counts are untouched.
+fn peek(shared: &Shared, req: &WireRequest, accept_json: bool, request_id: &str) -> WireResponse {
+    let protocol = if accept_json {
+        Protocol::Json
+    } else {
+        Protocol::Query
+    };
+    let fields = wire::form_fields(req.query.as_deref(), &req.body);
+    let flag = |name: &str| {
+        fields
+            .get(name)
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    };
+    let from_path = req
+        .path
+        .strip_prefix(PEEK_PATH)
+        .and_then(|rest| rest.rsplit('/').next())
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned);
+    let Some(url) = fields.get("QueueUrl").cloned().or(from_path) else {
+        return wire::error_response(protocol, &SqsError::missing("QueueUrl"), request_id);
+    };
+    let result = shared
+        .engine
+        .peek(&url, flag("ShowInvisible"), flag("ShowDelayed"))
+        .map(|messages| Reply::ReceiveMessage(ReceiveMessageResult { messages }));
+    let mut resp = wire::encode(protocol, Action::ReceiveMessage, &result, request_id);
+    // A peek is not an SQS request: keep it out of the per-action latency metrics.
+    resp.action = None;
+    resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_match_whole_segments() {
+        assert_eq!(route("GET", "/health", false), Some(Route::Health));
+        assert_eq!(route("GET", "/metrics", false), Some(Route::Metrics));
+        assert_eq!(route("POST", "/_localsqs/reset", false), Some(Route::Reset));
+        assert_eq!(route("GET", PEEK_PATH, false), Some(Route::Peek));
+        assert_eq!(
+            route("GET", "/_aws/sqs/messages/us-east-1/000000000000/q", false),
+            Some(Route::Peek)
+        );
+        assert_eq!(route("GET", "/_aws/sqs/messagesxq", false), None);
+        assert_eq!(route("GET", "/_localsqs/reset", false), None);
+        assert_eq!(route("POST", "/health", false), None);
+        assert_eq!(route("GET", "/health", true), None);
+    }
+}

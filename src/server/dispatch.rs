@@ -1,0 +1,134 @@
+//! Server layer: one request's journey. HTTP → [`WireRequest`]; then either an admin route
+//! ([`super::admin`]) or the SQS API: `wire::decode` → `Engine::execute` → `wire::encode`;
+//! then [`WireResponse`] → HTTP, with the request id and metrics.
+
+use std::net::SocketAddr;
+
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::{Bytes, Incoming};
+use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+
+use super::{Shared, admin};
+use crate::error::{ErrorCode, SqsError};
+use crate::wire::{self, Protocol, WireRequest, WireResponse};
+
+fn header(req: &Request<Incoming>, name: &str) -> Option<String> {
+    req.headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// Answers one HTTP request.
+pub(super) async fn serve(
+    shared: &Shared,
+    req: Request<Incoming>,
+    local: Option<SocketAddr>,
+) -> Response<Full<Bytes>> {
+    let started = std::time::Instant::now();
+    let request_id = shared.engine.new_uuid();
+    let target = header(&req, "x-amz-target");
+    let protocol = Protocol::detect(
+        target.as_deref(),
+        header(&req, CONTENT_TYPE.as_str()).as_deref(),
+    );
+    let host = shared
+        .options
+        .queue_host
+        .clone()
+        .or_else(|| header(&req, HOST.as_str()))
+        .or_else(|| local.map(|a| a.to_string()))
+        .unwrap_or_else(|| "localhost".into());
+    let method = req.method().to_string();
+    let path = req.uri().path().to_owned();
+    let route = admin::route(&method, &path, target.is_some());
+    let query = req.uri().query().map(str::to_owned);
+    let trace_header = header(&req, "x-amzn-trace-id");
+    let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
+    let body = match Limited::new(req.into_body(), shared.options.max_request_bytes)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes().to_vec(),
+        Err(e) => {
+            let err = body_error(&*e, shared.options.max_request_bytes);
+            return respond(
+                wire::error_response(protocol, &err, &request_id),
+                &request_id,
+            );
+        }
+    };
+    let wreq = WireRequest {
+        protocol,
+        method,
+        path,
+        query,
+        target,
+        trace_header,
+        base_url: format!("http://{host}"),
+        body,
+    };
+    let resp = match route {
+        Some(route) => admin::handle(route, shared, &wreq, accept_json, &request_id).await,
+        None => execute(shared, &wreq, &request_id).await,
+    };
+    if let Some(action) = resp.action {
+        shared
+            .metrics
+            .observe(action, started.elapsed().as_secs_f64());
+    }
+    tracing::debug!(
+        method = %wreq.method,
+        path = %wreq.path,
+        status = resp.status,
+        elapsed_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+        "request"
+    );
+    respond(resp, &request_id)
+}
+
+/// The SQS API: decode, execute, encode.
+async fn execute(shared: &Shared, req: &WireRequest, request_id: &str) -> WireResponse {
+    match wire::decode(req, request_id) {
+        Err(rejected) => rejected,
+        Ok(d) => {
+            let result = shared.engine.execute(&d.ctx, d.command).await;
+            wire::encode(d.protocol, d.action, &result, request_id)
+        }
+    }
+}
+
+fn body_error(e: &(dyn std::error::Error + Send + Sync + 'static), limit: usize) -> SqsError {
+    if e.downcast_ref::<http_body_util::LengthLimitError>()
+        .is_some()
+    {
+        // [E] AWS's front door answers oversized bodies before SQS sees them.
+        SqsError::new(
+            ErrorCode::RequestEntityTooLarge,
+            format!("Request body is larger than the {limit} bytes this server accepts."),
+        )
+    } else {
+        SqsError::new(
+            ErrorCode::SerializationException,
+            "Could not read the request body.",
+        )
+    }
+}
+
+fn respond(resp: WireResponse, request_id: &str) -> Response<Full<Bytes>> {
+    let mut out = Response::new(Full::new(Bytes::from(resp.body)));
+    *out.status_mut() =
+        StatusCode::from_u16(resp.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = out.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(resp.content_type));
+    if let Ok(v) = HeaderValue::from_str(request_id) {
+        h.insert("x-amzn-RequestId", v);
+    }
+    for (name, value) in resp.headers {
+        if let Ok(v) = HeaderValue::from_str(&value) {
+            h.insert(name, v);
+        }
+    }
+    out
+}

@@ -1,0 +1,245 @@
+//! Server layer: the embeddable [`Server`] builder and its [`RunningServer`].
+//!
+//! The server owns a request's journey: `listen` accepts connections, `dispatch` turns HTTP
+//! into a [`crate::wire::WireRequest`] and runs decode → execute → encode, and `admin` holds
+//! the route table of every endpoint that is not the SQS API (health, metrics, peek, reset).
+//! All SQS protocol knowledge lives in `wire`; all queue semantics in `engine`.
+
+pub mod admin;
+mod dispatch;
+mod listen;
+pub mod metrics;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::engine::{Clock, Engine, EngineConfig, IdGen, RandomIds, SystemClock};
+
+/// Default request body limit: a 1 MiB message can triple in size when percent-encoded in a
+/// Query form body, so allow that plus room for the other parameters.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024 + 64 * 1024;
+
+/// Server options (all of them have flags and environment variables in the binary).
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Address to listen on.
+    pub host: String,
+    /// Port to listen on; 0 picks a free one.
+    pub port: u16,
+    /// Keep state here; `None` keeps it for the life of the process only.
+    pub data_dir: Option<PathBuf>,
+    /// Region in ARNs.
+    pub region: String,
+    /// Account id in queue URLs and ARNs.
+    pub account_id: String,
+    /// If set, queue URLs use this `host[:port]` instead of the request's Host header.
+    pub queue_host: Option<String>,
+    /// Largest request body accepted.
+    pub max_request_bytes: usize,
+    /// Enforce AWS's 60-second cool-offs after PurgeQueue and DeleteQueue (off by default).
+    pub enforce_cooloffs: bool,
+    /// A TOML file declaring queues to create at start (see [`crate::config`]).
+    pub config_file: Option<PathBuf>,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 9324,
+            data_dir: None,
+            region: "us-east-1".into(),
+            account_id: "000000000000".into(),
+            queue_host: None,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            enforce_cooloffs: false,
+            config_file: None,
+        }
+    }
+}
+
+/// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
+/// `ThreadedMotoServer` and ElasticMQ's `withDynamicPort`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// // In memory, on 127.0.0.1 and a free port (add `.data_dir(path)` to keep state).
+/// let server = localsqs::Server::builder().start().await?;
+///
+/// let conf = aws_sdk_sqs::Config::builder()
+///     .endpoint_url(server.endpoint())
+///     .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+///     .credentials_provider(aws_sdk_sqs::config::Credentials::new("test", "test", None, None, "static"))
+///     .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+///     .build();
+/// let sqs = aws_sdk_sqs::Client::from_conf(conf);
+/// let url = sqs.create_queue().queue_name("jobs").send().await?.queue_url.unwrap_or_default();
+/// sqs.send_message().queue_url(&url).message_body("hi").send().await?;
+///
+/// server.shutdown().await;
+/// # Ok(()) }
+/// ```
+pub struct Server {
+    options: ServerOptions,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A builder for an in-memory server on 127.0.0.1 and a free port.
+    #[must_use]
+    pub fn builder() -> Self {
+        Self::with_options(ServerOptions {
+            port: 0,
+            ..ServerOptions::default()
+        })
+    }
+
+    /// A builder with the given options.
+    #[must_use]
+    pub fn with_options(options: ServerOptions) -> Self {
+        Self {
+            options,
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(RandomIds),
+        }
+    }
+
+    /// Keeps state in `dir`, durably.
+    #[must_use]
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.options.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Listens on this port (0 picks a free one).
+    #[must_use]
+    pub fn port(mut self, port: u16) -> Self {
+        self.options.port = port;
+        self
+    }
+
+    /// Creates the queues declared in this TOML file at start.
+    #[must_use]
+    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.options.config_file = Some(path.into());
+        self
+    }
+
+    /// Enforces AWS's 60-second PurgeQueue and DeleteQueue cool-offs.
+    #[must_use]
+    pub fn enforce_cooloffs(mut self, on: bool) -> Self {
+        self.options.enforce_cooloffs = on;
+        self
+    }
+
+    /// Uses this clock instead of the system clock.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Uses this id generator instead of random ids.
+    #[must_use]
+    pub fn ids(mut self, ids: Arc<dyn IdGen>) -> Self {
+        self.ids = ids;
+        self
+    }
+
+    /// Opens the engine, binds the port and starts serving.
+    pub async fn start(self) -> Result<RunningServer, Box<dyn std::error::Error + Send + Sync>> {
+        let engine = Engine::open(
+            EngineConfig {
+                account_id: self.options.account_id.clone(),
+                region: self.options.region.clone(),
+                data_dir: self.options.data_dir.clone(),
+                enforce_cooloffs: self.options.enforce_cooloffs,
+                ..EngineConfig::default()
+            },
+            self.clock,
+            self.ids,
+        )?;
+        if let Some(path) = &self.options.config_file {
+            let file = crate::config::load(path)?;
+            file.apply(&engine).await?;
+        }
+        let listener = TcpListener::bind((self.options.host.as_str(), self.options.port)).await?;
+        let addr = listener.local_addr()?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            metrics: metrics::Metrics::new(&engine),
+            engine: engine.clone(),
+            options: self.options,
+        });
+        let task = tokio::spawn(listen::accept_loop(listener, shared, stop_rx));
+        Ok(RunningServer {
+            addr,
+            engine,
+            stop: stop_tx,
+            task,
+        })
+    }
+}
+
+/// A running server. Dropping it does not stop it; call [`RunningServer::shutdown`].
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    engine: Engine,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl RunningServer {
+    /// The bound address.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint URL to give an SDK, e.g. `http://127.0.0.1:49152`.
+    #[must_use]
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The engine behind the server (for tests that drive an injected clock).
+    #[must_use]
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Stops accepting, answers parked long polls, finishes open requests, and returns.
+    pub async fn shutdown(self) {
+        let _ = self.stop.send(true);
+        self.engine.shutdown();
+        let _ = self.task.await;
+        self.engine.close().await;
+    }
+
+    /// Waits until the server stops (after a shutdown signal).
+    pub async fn stopped(self) {
+        let _ = self.task.await;
+    }
+}
+
+/// What every connection task shares.
+struct Shared {
+    engine: Engine,
+    options: ServerOptions,
+    metrics: metrics::Metrics,
+}
