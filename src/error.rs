@@ -147,6 +147,8 @@ error_codes! {
     SerializationException => ("com.amazon.coral.service#SerializationException", "SerializationException", 400, Sender),
     /// The request body is larger than the server accepts [E].
     RequestEntityTooLarge => ("com.amazon.coral.service#RequestEntityTooLargeException", "RequestEntityTooLarge", 413, Sender),
+    /// The request body did not arrive within the body-read timeout [E].
+    RequestTimeout => ("com.amazon.coral.service#RequestTimeoutException", "RequestTimeout", 408, Sender),
     /// Storage or other internal failure; the cause is logged, never sent.
     InternalError => ("com.amazon.coral.service#InternalFailure", "InternalError", 500, Receiver),
 }

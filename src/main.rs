@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use localsqs::server::{DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
+use std::time::Duration;
+
+use localsqs::server::{ConnectionLimits, DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
 #[derive(Debug, Parser)]
@@ -39,6 +41,19 @@ struct Flags {
     /// TOML file declaring queues to create at start (applied idempotently).
     #[arg(long, env = "LOCALSQS_CONFIG")]
     config: Option<PathBuf>,
+    /// Seconds a client may take to send a request's headers.
+    #[arg(long, env = "LOCALSQS_HEADER_TIMEOUT", default_value_t = 10)]
+    header_timeout: u64,
+    /// Seconds a client may take to send a request's body.
+    #[arg(long, env = "LOCALSQS_BODY_TIMEOUT", default_value_t = 30)]
+    body_timeout: u64,
+    /// Seconds a keep-alive connection may stay idle between requests.
+    #[arg(long, env = "LOCALSQS_IDLE_TIMEOUT", default_value_t = 75)]
+    idle_timeout: u64,
+    /// Most connections open at once; more clients wait in the listen backlog. Above three
+    /// quarters of it, idle and slow connections get one second.
+    #[arg(long, env = "LOCALSQS_MAX_CONNECTIONS", default_value_t = 512)]
+    max_connections: usize,
     /// Instead of serving, ask the server on --port for GET /health and exit 0 if it is
     /// healthy (for container HEALTHCHECKs in images without curl).
     #[arg(long)]
@@ -66,6 +81,12 @@ fn main() -> ExitCode {
         max_request_bytes: f.max_request_bytes,
         enforce_cooloffs: f.enforce_cooloffs,
         config_file: f.config,
+        limits: ConnectionLimits {
+            header_timeout: Duration::from_secs(f.header_timeout),
+            body_timeout: Duration::from_secs(f.body_timeout),
+            idle_timeout: Duration::from_secs(f.idle_timeout),
+            max_connections: f.max_connections.max(1),
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

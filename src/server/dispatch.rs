@@ -46,13 +46,22 @@ pub(super) async fn serve(
     let query = req.uri().query().map(str::to_owned);
     let trace_header = header(&req, "x-amzn-trace-id");
     let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
-    let body = match Limited::new(req.into_body(), shared.options.max_request_bytes)
-        .collect()
-        .await
-    {
-        Ok(b) => b.to_bytes().to_vec(),
-        Err(e) => {
+    let collect = Limited::new(req.into_body(), shared.options.max_request_bytes).collect();
+    let body = match tokio::time::timeout(shared.options.limits.body_timeout, collect).await {
+        Ok(Ok(b)) => b.to_bytes().to_vec(),
+        Ok(Err(e)) => {
             let err = body_error(&*e, shared.options.max_request_bytes);
+            return respond(
+                wire::error_response(protocol, &err, &request_id),
+                &request_id,
+            );
+        }
+        Err(_) => {
+            // [E] AWS's front door closes such requests; a 408 tells the client why.
+            let err = SqsError::new(
+                ErrorCode::RequestTimeout,
+                "The request body was not received in time.",
+            );
             return respond(
                 wire::error_response(protocol, &err, &request_id),
                 &request_id,

@@ -1,4 +1,5 @@
-//! Server layer: the hyper accept loop and graceful shutdown.
+//! Server layer: the hyper accept loop, the connection cap, per-connection watchdogs and
+//! graceful shutdown.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -6,46 +7,128 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::watch;
+use tokio::sync::{Semaphore, watch};
 
+use super::conn::{Activity, Gauge, TrackedIo};
 use super::{Shared, dispatch};
 
-/// Accepts connections until `stop` changes, then lets open requests finish (30 s at most).
+/// Longest pause after a failed accept (running out of file descriptors, say).
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+/// At most one "accept failed" log line per this interval.
+const ACCEPT_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Rate-limits the log of failed accepts and grows the pause between retries.
+struct AcceptBackoff {
+    pause: Duration,
+    last_log: Option<tokio::time::Instant>,
+    suppressed: u64,
+}
+
+impl AcceptBackoff {
+    fn new() -> Self {
+        Self {
+            pause: Duration::ZERO,
+            last_log: None,
+            suppressed: 0,
+        }
+    }
+
+    async fn failed(&mut self, e: &std::io::Error) {
+        let now = tokio::time::Instant::now();
+        if self
+            .last_log
+            .is_none_or(|t| now.duration_since(t) >= ACCEPT_LOG_INTERVAL)
+        {
+            tracing::warn!(error = %e, suppressed = self.suppressed, "accept failed; backing off");
+            self.last_log = Some(now);
+            self.suppressed = 0;
+        } else {
+            self.suppressed += 1;
+        }
+        self.pause = (self.pause * 2)
+            .max(Duration::from_millis(10))
+            .min(MAX_ACCEPT_BACKOFF);
+        tokio::time::sleep(self.pause).await;
+    }
+
+    fn succeeded(&mut self) {
+        self.pause = Duration::ZERO;
+    }
+}
+
+/// Accepts connections until `stop` changes, then lets busy connections finish (30 s at
+/// most) while idle ones close at once.
 pub(super) async fn accept_loop(
     listener: TcpListener,
     shared: Arc<Shared>,
     mut stop: watch::Receiver<bool>,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let limits = shared.options.limits;
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let gauge = Gauge::new(limits);
+    let mut backoff = AcceptBackoff::new();
     loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, peer) = match accepted {
-                    Ok(s) => s,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(10)).await;
-                        continue;
-                    }
-                };
-                let _ = stream.set_nodelay(true);
-                let local = stream.local_addr().ok();
-                let shared = Arc::clone(&shared);
-                let svc = hyper::service::service_fn(move |req| {
-                    let shared = Arc::clone(&shared);
-                    async move { Ok::<_, Infallible>(dispatch::serve(&shared, req, local).await) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(%peer, error = %e, "connection ended with an error");
-                    }
-                });
-            }
+        // Hold a slot before accepting: past the cap, clients wait in the listen backlog.
+        let permit = tokio::select! {
+            p = Arc::clone(&slots).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
             _ = stop.changed() => break,
-        }
+        };
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(s) => {
+                backoff.succeeded();
+                s
+            }
+            Err(e) => {
+                drop(permit);
+                backoff.failed(&e).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let local = stream.local_addr().ok();
+        let activity = Activity::new();
+        let svc = hyper::service::service_fn({
+            let shared = Arc::clone(&shared);
+            let activity = Arc::clone(&activity);
+            move |req| {
+                let shared = Arc::clone(&shared);
+                let activity = Arc::clone(&activity);
+                activity.request_started();
+                async move {
+                    let resp = dispatch::serve(&shared, req, local).await;
+                    activity.request_finished();
+                    Ok::<_, Infallible>(resp)
+                }
+            }
+        });
+        let io = TokioIo::new(TrackedIo::new(stream, Arc::clone(&activity)));
+        let conn = hyper::server::conn::http1::Builder::new()
+            .header_read_timeout(None)
+            .serve_connection(io, svc);
+        let conn = graceful.watch(conn);
+        let (pressure, stop_rx) = (gauge.pressure(), stop.clone());
+        let gauge = Arc::clone(&gauge);
+        gauge.opened();
+        tokio::spawn(async move {
+            tokio::select! {
+                r = conn => if let Err(e) = r {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                },
+                () = activity.expired(limits, pressure, stop_rx) => {
+                    tracing::debug!(%peer, "closing an idle or slow connection");
+                }
+            }
+            gauge.closed();
+            drop(permit);
+        });
     }
     drop(listener);
     if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())

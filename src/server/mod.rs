@@ -6,6 +6,7 @@
 //! All SQS protocol knowledge lives in `wire`; all queue semantics in `engine`.
 
 pub mod admin;
+mod conn;
 mod dispatch;
 mod listen;
 pub mod metrics;
@@ -17,6 +18,8 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
+
+pub use conn::ConnectionLimits;
 
 use crate::engine::{Clock, Engine, EngineConfig, IdGen, RandomIds, SystemClock};
 
@@ -45,6 +48,8 @@ pub struct ServerOptions {
     pub enforce_cooloffs: bool,
     /// A TOML file declaring queues to create at start (see [`crate::config`]).
     pub config_file: Option<PathBuf>,
+    /// Timeouts and the connection cap that bound what slow or idle clients can hold.
+    pub limits: ConnectionLimits,
 }
 
 impl Default for ServerOptions {
@@ -59,6 +64,7 @@ impl Default for ServerOptions {
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
             enforce_cooloffs: false,
             config_file: None,
+            limits: ConnectionLimits::default(),
         }
     }
 }
@@ -143,6 +149,13 @@ impl Server {
     #[must_use]
     pub fn enforce_cooloffs(mut self, on: bool) -> Self {
         self.options.enforce_cooloffs = on;
+        self
+    }
+
+    /// Uses these connection timeouts and cap.
+    #[must_use]
+    pub fn limits(mut self, limits: ConnectionLimits) -> Self {
+        self.options.limits = limits;
         self
     }
 

@@ -1,0 +1,341 @@
+//! Server layer: bounds on what one connection may hold: a header-read timeout, a keep-alive
+//! idle timeout, and the per-connection activity tracking that the watchdog uses, plus the
+//! connection cap's pressure signal.
+//!
+//! A connection is in one of three states. *Busy*: at least one request has been read and is
+//! not yet answered (a long poll may be busy for 20 s; the body-read timeout in `dispatch`
+//! bounds a slow body). *Reading a header*: bytes arrived while nothing was busy. *Idle*:
+//! nothing arrived since the last answer. The watchdog closes a connection whose header takes
+//! longer than the header timeout, or that stays idle longer than the idle timeout. When the
+//! server holds more than three quarters of its connection cap, both shrink to one second, so
+//! slow or idle connections cannot lock other clients out.
+
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+/// Connection limits; each has a flag and an environment variable in the binary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// Longest time a client may take to send a request's headers.
+    pub header_timeout: Duration,
+    /// Longest time a client may take to send a request's body.
+    pub body_timeout: Duration,
+    /// Longest time a keep-alive connection may sit idle between requests.
+    pub idle_timeout: Duration,
+    /// Most connections open at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(75),
+            max_connections: 512,
+        }
+    }
+}
+
+/// The timeout that applies under pressure (more than three quarters of the cap in use).
+const PRESSURED_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// What one connection is doing, shared by its IO wrapper, its service and its watchdog.
+#[derive(Debug)]
+pub(super) struct Activity {
+    /// Requests read and not yet answered.
+    busy: AtomicUsize,
+    /// When the current header started arriving, in ms since `origin`, plus one; 0 = none.
+    header_started: AtomicU64,
+    /// When the connection last became idle, in ms since `origin`.
+    idle_since: AtomicU64,
+    origin: Instant,
+    /// Wakes the watchdog when its deadline may have moved earlier or gone away.
+    changed: Notify,
+}
+
+impl Activity {
+    pub(super) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            busy: AtomicUsize::new(0),
+            header_started: AtomicU64::new(0),
+            idle_since: AtomicU64::new(0),
+            origin: Instant::now(),
+            changed: Notify::new(),
+        })
+    }
+
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// A request's headers were read; it is being served.
+    pub(super) fn request_started(&self) {
+        self.busy.fetch_add(1, Ordering::SeqCst);
+        self.header_started.store(0, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
+    /// A request was answered.
+    pub(super) fn request_finished(&self) {
+        self.idle_since.store(self.elapsed_ms(), Ordering::SeqCst);
+        self.busy.fetch_sub(1, Ordering::SeqCst);
+        self.changed.notify_one();
+    }
+
+    fn bytes_read(&self) {
+        if self.busy.load(Ordering::SeqCst) == 0 && self.header_started.load(Ordering::SeqCst) == 0
+        {
+            self.header_started
+                .store(self.elapsed_ms() + 1, Ordering::SeqCst);
+            self.changed.notify_one();
+        }
+    }
+
+    /// When the connection should be closed if nothing changes, or `None` while it is busy.
+    fn deadline(&self, limits: &ConnectionLimits, pressured: bool) -> Option<Instant> {
+        if self.busy.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let cap = |d: Duration| {
+            if pressured {
+                d.min(PRESSURED_TIMEOUT)
+            } else {
+                d
+            }
+        };
+        let at = |ms: u64, d: Duration| self.origin + Duration::from_millis(ms) + cap(d);
+        Some(match self.header_started.load(Ordering::SeqCst) {
+            0 => at(self.idle_since.load(Ordering::SeqCst), limits.idle_timeout),
+            started => at(started - 1, limits.header_timeout),
+        })
+    }
+
+    /// Resolves when the connection has been idle, or slow to send a header, for too long; or
+    /// at once when the server stops and the connection is not busy.
+    pub(super) async fn expired(
+        &self,
+        limits: ConnectionLimits,
+        mut pressure: watch::Receiver<bool>,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        loop {
+            let changed = self.changed.notified();
+            if *stop.borrow() && self.busy.load(Ordering::SeqCst) == 0 {
+                return;
+            }
+            let deadline = self.deadline(&limits, *pressure.borrow());
+            if deadline.is_some_and(|d| d <= Instant::now()) {
+                return;
+            }
+            let sleep = async {
+                match deadline {
+                    Some(d) => tokio::time::sleep_until(d).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = sleep => {}
+                () = changed => {}
+                r = pressure.changed() => if r.is_err() { std::future::pending::<()>().await },
+                r = stop.changed() => if r.is_err() { std::future::pending::<()>().await },
+            }
+        }
+    }
+}
+
+/// A socket that reports the bytes it reads to the connection's [`Activity`].
+#[derive(Debug)]
+pub(super) struct TrackedIo<T> {
+    inner: T,
+    activity: Arc<Activity>,
+}
+
+impl<T> TrackedIo<T> {
+    pub(super) fn new(inner: T, activity: Arc<Activity>) -> Self {
+        Self { inner, activity }
+    }
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for TrackedIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.bytes_read();
+        }
+        r
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for TrackedIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+}
+
+/// Counts open connections and says when the server is under pressure.
+#[derive(Debug)]
+pub(super) struct Gauge {
+    open: AtomicUsize,
+    limits: ConnectionLimits,
+    pressure: watch::Sender<bool>,
+}
+
+impl Gauge {
+    pub(super) fn new(limits: ConnectionLimits) -> Arc<Self> {
+        Arc::new(Self {
+            open: AtomicUsize::new(0),
+            limits,
+            pressure: watch::Sender::new(false),
+        })
+    }
+
+    pub(super) fn pressure(&self) -> watch::Receiver<bool> {
+        self.pressure.subscribe()
+    }
+
+    fn update(&self, open: usize) {
+        let pressured = open * 4 > self.limits.max_connections * 3;
+        self.pressure.send_if_modified(|p| {
+            let changed = *p != pressured;
+            *p = pressured;
+            changed
+        });
+    }
+
+    pub(super) fn opened(&self) {
+        let open = self.open.fetch_add(1, Ordering::SeqCst) + 1;
+        self.update(open);
+    }
+
+    pub(super) fn closed(&self) {
+        let open = self.open.fetch_sub(1, Ordering::SeqCst) - 1;
+        self.update(open);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ConnectionLimits {
+        ConnectionLimits {
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 4,
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn idle_then_header_then_busy() {
+        let a = Activity::new();
+        let l = limits();
+        let idle = a.deadline(&l, false).expect("idle has a deadline");
+        assert_eq!(idle - a.origin, Duration::from_secs(60));
+        tokio::time::advance(Duration::from_secs(5)).await;
+        a.bytes_read();
+        let header = a.deadline(&l, false).expect("header has a deadline");
+        assert_eq!(header - a.origin, Duration::from_secs(15));
+        a.request_started();
+        assert_eq!(
+            a.deadline(&l, false),
+            None,
+            "a busy connection never expires"
+        );
+        tokio::time::advance(Duration::from_secs(100)).await;
+        a.request_finished();
+        let idle = a.deadline(&l, false).expect("idle again");
+        assert_eq!(idle - a.origin, Duration::from_secs(165));
+        assert_eq!(
+            a.deadline(&l, true).expect("pressured") - a.origin,
+            Duration::from_secs(106)
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn expired_fires_for_a_slow_header_but_not_while_busy() {
+        let a = Activity::new();
+        let (_p, pressure) = watch::channel(false);
+        let (_s, stop) = watch::channel(false);
+        a.request_started();
+        let waited = tokio::time::timeout(
+            Duration::from_secs(3600),
+            a.expired(limits(), pressure.clone(), stop.clone()),
+        )
+        .await;
+        assert!(waited.is_err(), "busy connections are left alone");
+        a.request_finished();
+        a.bytes_read();
+        let started = Instant::now();
+        a.expired(limits(), pressure, stop).await;
+        assert_eq!(started.elapsed(), Duration::from_secs(10));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn stop_closes_idle_connections_at_once() {
+        let a = Activity::new();
+        let (_p, pressure) = watch::channel(false);
+        let (s, stop) = watch::channel(false);
+        let started = Instant::now();
+        let task = tokio::spawn({
+            let a = Arc::clone(&a);
+            async move { a.expired(limits(), pressure, stop).await }
+        });
+        tokio::task::yield_now().await;
+        s.send(true).expect("send");
+        task.await.expect("joins");
+        assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    #[test]
+    fn pressure_above_three_quarters_of_the_cap() {
+        let g = Gauge::new(limits());
+        let p = g.pressure();
+        for _ in 0..3 {
+            g.opened();
+        }
+        assert!(!*p.borrow());
+        g.opened();
+        assert!(*p.borrow());
+        g.closed();
+        assert!(!*p.borrow());
+    }
+}
