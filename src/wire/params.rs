@@ -83,7 +83,7 @@ impl QueryParams {
                 break;
             };
             let (idx, tail) = rest.split_once('.').unwrap_or((rest, ""));
-            if let Ok(n) = idx.parse::<u32>() {
+            if let Some(n) = list_index(idx) {
                 out.entry(n).or_default().push((tail, v.as_str()));
             }
         }
@@ -108,6 +108,14 @@ impl QueryParams {
     }
 }
 
+/// A Query list index: plain decimal digits, so `Attribute.+1.Name` and `Attribute.01.Name`
+/// are not read as `Attribute.1.Name` (Rust's integer parser would accept both).
+fn list_index(s: &str) -> Option<u32> {
+    let canonical =
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+    canonical.then(|| s.parse().ok()).flatten()
+}
+
 fn field<'a>(rows: &'a [(&'a str, &'a str)], key: &str) -> Option<&'a str> {
     rows.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
 }
@@ -116,7 +124,7 @@ fn list_field(rows: &[(&str, &str)], prefix: &str) -> Vec<(u32, String)> {
     let mut v: Vec<(u32, String)> = rows
         .iter()
         .filter_map(|(k, val)| {
-            let n = k.strip_prefix(prefix)?.strip_prefix('.')?.parse().ok()?;
+            let n = list_index(k.strip_prefix(prefix)?.strip_prefix('.')?)?;
             Some((n, (*val).to_owned()))
         })
         .collect();
@@ -359,6 +367,29 @@ impl Params for JsonParams<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn list_indices_are_plain_digits() {
+        assert_eq!(list_index("1"), Some(1));
+        assert_eq!(list_index("10"), Some(10));
+        assert_eq!(list_index("+1"), None);
+        assert_eq!(list_index("01"), None);
+        assert_eq!(list_index(""), None);
+        assert_eq!(list_index("1a"), None);
+        let fields = [
+            ("Action", "CreateQueue"),
+            ("Attribute.1.Name", "DelaySeconds"),
+            ("Attribute.1.Value", "1"),
+            ("Attribute.+1.Name", "VisibilityTimeout"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let p = QueryParams::new(fields, "CreateQueue");
+        let attrs = p.string_map("Attributes").expect("decodes");
+        assert_eq!(attrs.len(), 1, "{attrs:?}");
+        assert_eq!(attrs, vec![("DelaySeconds".to_owned(), "1".to_owned())]);
+    }
 
     fn q(pairs: &[(&str, &str)], action: &str) -> QueryParams {
         QueryParams::new(

@@ -12,7 +12,15 @@ use crate::command::{MessageAttributes, Pairs};
 /// The namespace of every SQS Query response.
 pub const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
 
-/// Appends `s` escaped as SQS does.
+/// Whether XML 1.0 can carry `c` at all, escaped or not (its `Char` production).
+#[must_use]
+pub fn is_xml_char(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+}
+
+/// Appends `s` escaped as SQS does. A character XML cannot carry (a control character, say,
+/// echoed from a client's input in an error message) is written as U+FFFD instead, so the
+/// writer can never produce a document that a client's parser rejects.
 pub fn escape_into(buf: &mut String, s: &str) {
     for c in s.chars() {
         match c {
@@ -21,6 +29,7 @@ pub fn escape_into(buf: &mut String, s: &str) {
             '>' => buf.push_str("&gt;"),
             '"' => buf.push_str("&quot;"),
             '\r' => buf.push_str("&#xD;"),
+            c if !is_xml_char(c) => buf.push('\u{FFFD}'),
             c => buf.push(c),
         }
     }
@@ -194,6 +203,23 @@ mod tests {
         // boto3 #2338 reports content-length 215 for this response.
         assert_eq!(s.len(), 215);
         assert!(envelope("ReceiveMessage", Some(""), "r").contains("<ReceiveMessageResult/>"));
+    }
+
+    #[test]
+    fn characters_xml_cannot_carry_are_never_written() {
+        let mut s = String::new();
+        escape_into(&mut s, "a\u{1}b\u{b}c\u{fffe}d\te\u{1F600}");
+        assert_eq!(s, "a\u{FFFD}b\u{FFFD}c\u{FFFD}d\te\u{1F600}");
+        let body = error_body("Sender", "InvalidAction", "The action A\u{0}B is bad", "r");
+        let mut reader = quick_xml::Reader::from_str(&body);
+        loop {
+            match reader.read_event() {
+                Ok(quick_xml::events::Event::Eof) => break,
+                Ok(_) => {}
+                Err(e) => panic!("{e}: {body}"),
+            }
+        }
+        assert!(!body.contains('\u{0}'));
     }
 
     #[test]
