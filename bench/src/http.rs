@@ -1,5 +1,6 @@
 //! HTTP/1.1 keep-alive client connections (one per virtual client) and the bare hyper
-//! calibration server that measures this machine's HTTP ceiling (performance.md §3.4, §4.2).
+//! calibration server that measures this machine's HTTP ceiling (docs/benchmarks.md: the
+//! calibration server).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -48,7 +49,8 @@ pub struct Resp {
     pub body: Bytes,
 }
 
-/// A fake but realistic SigV4 header: the server parses it, never verifies it (§4.2).
+/// A fake but realistic SigV4 header: the server parses it, never verifies it
+/// (docs/protocol.md §1.1).
 const AUTH: &str = "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, \
 SignedHeaders=content-type;host;x-amz-date;x-amz-target, \
 Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";

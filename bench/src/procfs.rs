@@ -1,5 +1,5 @@
 //! /proc readers (CPU, RSS, I/O, load, steal) and the server processes the bench starts and
-//! stops by PID (performance.md §4.4).
+//! stops by PID (docs/benchmarks.md, metrics).
 
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
@@ -216,7 +216,7 @@ impl Server {
     }
 
     /// A record for a server this bench did not start (`--endpoint`).
-    pub fn external(t: crate::run::Tgt) -> Server {
+    pub fn external(t: crate::driver::Tgt) -> Server {
         Server {
             kind: t.kind,
             addr: t.addr,

@@ -1,14 +1,14 @@
-//! Samples, medians, the environment stamp, the targets of issue #8, and the Markdown and JSON
-//! outputs.
+//! The sample book (every measured cell, medians over repeats), number formatting, and the
+//! Markdown report (stamp, targets table, all measurements, notes, violations).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::Path;
-use std::process::Command;
 
 use serde::Serialize;
 
-use crate::run::Metrics;
+use crate::check::Verdict;
+use crate::driver::Metrics;
+use crate::stamp::Env;
 
 /// One measured cell: a workload variant against one target, in one repeat.
 #[derive(Debug, Clone, Serialize)]
@@ -30,7 +30,7 @@ pub struct Stat {
 }
 
 impl Stat {
-    /// (max − min) / median > 25% (§4.6).
+    /// (max − min) / median > 25% (docs/benchmarks.md, noisy cells).
     pub fn noisy(&self) -> bool {
         self.n > 1 && self.median.abs() > 0.0 && (self.max - self.min) / self.median.abs() > 0.25
     }
@@ -84,6 +84,15 @@ impl Book {
         )
     }
 
+    /// The metrics of one cell in one repeat (the last recorded), for ratios across workloads.
+    pub fn metrics(&self, w: &str, v: &str, t: &str, repeat: usize) -> Option<Metrics> {
+        self.samples
+            .iter()
+            .rev()
+            .find(|s| s.workload == w && s.variant == v && s.target == t && s.repeat == repeat)
+            .map(|s| s.metrics.clone())
+    }
+
     /// Every (workload, variant, target, metric) → stat, in first-seen order.
     pub fn summary(&self) -> Vec<SummaryRow> {
         let mut order: Vec<(String, String, String)> = Vec::new();
@@ -130,17 +139,6 @@ pub struct SummaryRow {
     pub metric: String,
     pub stat: Stat,
     pub noisy: bool,
-}
-
-/// One row of the targets table.
-#[derive(Debug, Clone, Serialize)]
-pub struct Check {
-    pub workload: String,
-    pub metric: String,
-    pub value: String,
-    pub target: String,
-    /// None when not measured in this run.
-    pub met: Option<bool>,
 }
 
 /// Formats a number with sensible precision.
@@ -195,97 +193,11 @@ pub fn show(s: Option<Stat>, unit: &str) -> String {
     }
 }
 
-/// The environment stamp of §4.4.
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct Env {
-    pub date_utc: String,
-    pub git_sha: String,
-    pub git_dirty: bool,
-    pub bench_profile: String,
-    pub server_bin: String,
-    pub server_bin_modified_unix: u64,
-    pub rustc: String,
-    pub rustflags: String,
-    pub nproc: usize,
-    pub cpu_model: String,
-    pub kernel: String,
-    pub mem_total_mib: u64,
-    pub load1_before: f64,
-    pub load1_after: f64,
-    pub steal_pct: f64,
-    pub fsync_per_s: f64,
-    pub data_dir_fs: String,
-    pub moto: String,
-    pub mode: String,
-    pub repeats: usize,
-    pub duration_s: f64,
-    pub wall_s: f64,
-}
-
-fn cmd_out(prog: &str, args: &[&str], dir: &Path) -> Option<String> {
-    let o = Command::new(prog)
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .ok()?;
-    o.status
-        .success()
-        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_owned())
-}
-
-impl Env {
-    pub fn collect(root: &Path, server_bin: &Path) -> Env {
-        let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-        let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-        Env {
-            date_utc: cmd_out("date", &["-u", "+%Y-%m-%dT%H:%M:%SZ"], root).unwrap_or_default(),
-            git_sha: cmd_out("git", &["rev-parse", "HEAD"], root)
-                .unwrap_or_else(|| "unknown".into()),
-            git_dirty: cmd_out(
-                "git",
-                &["status", "--porcelain", "--untracked-files=no"],
-                root,
-            )
-            .is_some_and(|s| !s.is_empty()),
-            bench_profile: if cfg!(debug_assertions) {
-                "debug".into()
-            } else {
-                "release".into()
-            },
-            server_bin: server_bin.display().to_string(),
-            server_bin_modified_unix: std::fs::metadata(server_bin)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_secs()),
-            rustc: cmd_out("rustc", &["--version"], root).unwrap_or_default(),
-            rustflags: std::env::var("RUSTFLAGS").unwrap_or_default(),
-            nproc: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
-            cpu_model: cpuinfo
-                .lines()
-                .find_map(|l| l.strip_prefix("model name"))
-                .map(|s| s.trim_start_matches([' ', '\t', ':']).to_owned())
-                .unwrap_or_default(),
-            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
-                .unwrap_or_default()
-                .trim()
-                .to_owned(),
-            mem_total_mib: meminfo
-                .lines()
-                .find_map(|l| l.strip_prefix("MemTotal:"))
-                .and_then(|v| v.split_whitespace().next())
-                .and_then(|v| v.parse::<u64>().ok())
-                .map_or(0, |k| k / 1024),
-            ..Env::default()
-        }
-    }
-}
-
-/// The Markdown report: stamp, targets, all metrics, problems.
-/// The Markdown report; `full` adds every measurement (the file gets it, the terminal not).
+/// The Markdown report: stamp, targets, notes, problems; `full` adds every measurement (the
+/// file gets it, the terminal not).
 pub fn markdown(
     env: &Env,
-    checks: &[Check],
+    checks: &[Verdict],
     book: &Book,
     problems: &[String],
     notes: &[String],
@@ -324,16 +236,7 @@ pub fn markdown(
     );
     let _ = writeln!(s, "|---|---|---|---|---|");
     for c in checks {
-        let r = match c.met {
-            Some(true) => "met",
-            Some(false) => "**missed**",
-            None => "not measured",
-        };
-        let _ = writeln!(
-            s,
-            "| {} | {} | {} | {} | {} |",
-            c.workload, c.metric, c.value, c.target, r
-        );
+        let _ = writeln!(s, "{c}");
     }
     if full {
         let _ = writeln!(s);
