@@ -1,10 +1,10 @@
-//! Shared helpers for the in-process SDK tests: a server on `127.0.0.1:0` driven by a
-//! [`ManualClock`], an `aws-sdk-sqs` client pointed at it, error inspection and the SQS MD5
-//! algorithms (sqs-protocol.md §6.3, §6.4) computed independently of the server.
-
-#![allow(dead_code)] // Each test crate uses a different subset of these helpers.
+//! The harness of the SDK tests: a server on `127.0.0.1:0` driven by a [`ManualClock`], an
+//! `aws-sdk-sqs` client pointed at it, error inspection (`wire_error`, `expect_error`), message
+//! and queue attribute helpers, and the SQS MD5 algorithms (docs/protocol.md §6.3, §6.4)
+//! computed independently of the server.
 
 use std::collections::HashMap;
+use std::fmt::Debug;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,7 +12,12 @@ use std::time::Duration;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::http::HttpResponse;
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
-use aws_sdk_sqs::types::{MessageAttributeValue, QueueAttributeName};
+use aws_sdk_sqs::operation::set_queue_attributes::{
+    SetQueueAttributesError, SetQueueAttributesOutput,
+};
+use aws_sdk_sqs::types::{
+    Message, MessageAttributeValue, MessageSystemAttributeName, QueueAttributeName,
+};
 use localsqs::RunningServer;
 use localsqs::engine::ManualClock;
 use md5::{Digest, Md5};
@@ -91,13 +96,13 @@ impl TestServer {
 
     /// One short-poll receive (WaitTimeSeconds=0) of up to `max` messages, with all system
     /// attributes.
-    pub async fn receive(&self, url: &str, max: i32) -> Vec<aws_sdk_sqs::types::Message> {
+    pub async fn receive(&self, url: &str, max: i32) -> Vec<Message> {
         self.client
             .receive_message()
             .queue_url(url)
             .max_number_of_messages(max)
             .wait_time_seconds(0)
-            .message_system_attribute_names(aws_sdk_sqs::types::MessageSystemAttributeName::All)
+            .message_system_attribute_names(MessageSystemAttributeName::All)
             .send()
             .await
             .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))
@@ -194,12 +199,32 @@ where
     }
 }
 
+/// Asserts that `res` failed with the given HTTP status, error code and (when given) message.
+pub fn expect_error<T: Debug, E: ProvideErrorMetadata + Debug>(
+    what: &str,
+    res: Result<T, SdkError<E, HttpResponse>>,
+    status: u16,
+    code: &str,
+    message: Option<&str>,
+) {
+    let err = match res {
+        Ok(v) => panic!("{what}: expected {code}, got success {v:?}"),
+        Err(e) => e,
+    };
+    let w = wire_error(&err);
+    assert_eq!(w.status, status, "{what}: {w:?}");
+    assert_eq!(w.code.as_deref(), Some(code), "{what}: {w:?}");
+    if let Some(m) = message {
+        assert_eq!(w.message.as_deref(), Some(m), "{what}: {w:?}");
+    }
+}
+
 /// Lower-case hex MD5.
 pub fn md5_hex(bytes: &[u8]) -> String {
     format!("{:x}", Md5::digest(bytes))
 }
 
-/// MD5OfMessageAttributes (and MD5OfMessageSystemAttributes) per sqs-protocol.md §6.4: names
+/// MD5OfMessageAttributes (and MD5OfMessageSystemAttributes) per docs/protocol.md §6.4: names
 /// sorted; each as length-prefixed name, length-prefixed full DataType, a transport byte
 /// (1 string, 2 binary) and the length-prefixed value (decoded bytes for binary).
 pub fn md5_of_attributes(attrs: &HashMap<String, MessageAttributeValue>) -> String {
@@ -254,4 +279,105 @@ pub fn only<T: std::fmt::Debug>(items: Vec<T>, what: &str) -> T {
         "{what}: expected exactly one, got {items:?}"
     );
     items.into_iter().next().expect("one item")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue attributes.
+
+/// Every attribute of the queue (GetQueueAttributes All).
+pub async fn all_attributes(t: &TestServer, url: &str) -> HashMap<QueueAttributeName, String> {
+    t.client
+        .get_queue_attributes()
+        .queue_url(url)
+        .attribute_names(QueueAttributeName::All)
+        .send()
+        .await
+        .expect("GetQueueAttributes All")
+        .attributes
+        .unwrap_or_default()
+}
+
+/// One SetQueueAttributes call, its result returned as is.
+pub async fn set_attr(
+    t: &TestServer,
+    url: &str,
+    name: QueueAttributeName,
+    value: &str,
+) -> Result<SetQueueAttributesOutput, SdkError<SetQueueAttributesError, HttpResponse>> {
+    t.client
+        .set_queue_attributes()
+        .queue_url(url)
+        .attributes(name, value)
+        .send()
+        .await
+}
+
+/// The queue's ARN.
+pub async fn arn(t: &TestServer, url: &str) -> String {
+    t.queue_attr(url, QueueAttributeName::QueueArn).await
+}
+
+/// A RedrivePolicy in AWS's normalised form.
+pub fn policy(dlq_arn: &str, max: u32) -> String {
+    format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":{max}}}"#)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages.
+
+/// A short-poll receive with all system and message attributes.
+pub async fn receive_full(t: &TestServer, url: &str, max: i32) -> Vec<Message> {
+    t.client
+        .receive_message()
+        .queue_url(url)
+        .max_number_of_messages(max)
+        .wait_time_seconds(0)
+        .message_attribute_names("All")
+        .message_system_attribute_names(MessageSystemAttributeName::All)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))
+        .messages
+        .unwrap_or_default()
+}
+
+/// Deletes one received message; panics on failure.
+pub async fn delete(t: &TestServer, url: &str, m: &Message) {
+    t.client
+        .delete_message()
+        .queue_url(url)
+        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("DeleteMessage {:?}: {e:?}", m.body()));
+}
+
+/// Deletes every message of `msgs`, one DeleteMessage each.
+pub async fn delete_all(t: &TestServer, url: &str, msgs: &[Message]) {
+    for m in msgs {
+        delete(t, url, m).await;
+    }
+}
+
+/// One system attribute of a received message.
+pub fn sys<'a>(m: &'a Message, name: &MessageSystemAttributeName) -> Option<&'a str> {
+    m.attributes().and_then(|a| a.get(name)).map(String::as_str)
+}
+
+/// ApproximateReceiveCount of a message received with its system attributes.
+pub fn receive_count(m: &Message) -> &str {
+    sys(m, &MessageSystemAttributeName::ApproximateReceiveCount)
+        .expect("ApproximateReceiveCount requested")
+}
+
+/// The bodies, in receive order.
+pub fn bodies(msgs: &[Message]) -> Vec<&str> {
+    msgs.iter().map(|m| m.body().expect("Body")).collect()
+}
+
+/// The bodies, sorted.
+pub fn sorted_bodies(msgs: &[Message]) -> Vec<String> {
+    let mut b: Vec<String> = bodies(msgs).into_iter().map(str::to_owned).collect();
+    b.sort_unstable();
+    b
 }

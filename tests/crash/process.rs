@@ -1,13 +1,9 @@
-//! Shared helpers for the tests that run the built `localsqs` binary as a child process
-//! (`crash.rs`, `datadir.rs`): free ports, start-up and exit with bounded waits, SIGKILL and
-//! SIGTERM, raw HTTP/1.1 for `/health` and the peek endpoint, and an SDK client that fails
-//! fast when the server dies under it.
-//!
-//! Each test binary uses a different subset of these helpers.
-#![allow(dead_code)]
+//! The built `localsqs` binary as a child process: free ports, start-up and exit with bounded
+//! waits, SIGKILL and SIGTERM, `/health` and the peek endpoint through the shared hyper client,
+//! and an SDK client that fails fast when the server dies under it.
 
 use std::fs::File;
-use std::net::TcpListener;
+use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -16,8 +12,8 @@ use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::retry::RetryConfig;
 use aws_sdk_sqs::config::timeout::TimeoutConfig;
 use serde_json::Value;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+
+use crate::http;
 
 /// How long a starting server is given to answer `/health`.
 pub const READY_WAIT: Duration = Duration::from_secs(10);
@@ -25,13 +21,16 @@ pub const READY_WAIT: Duration = Duration::from_secs(10);
 pub const EXIT_WAIT: Duration = Duration::from_secs(10);
 /// Step of every polling loop.
 pub const POLL_STEP: Duration = Duration::from_millis(20);
-/// Hang guard of one raw HTTP exchange.
-const HTTP_WAIT: Duration = Duration::from_secs(5);
 
 /// A port that was free a moment ago (bind port 0, read it, release it).
 pub fn free_port() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
     l.local_addr().expect("local address").port()
+}
+
+/// `127.0.0.1:<port>`.
+pub fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
 }
 
 /// A `localsqs` child process with its output captured in files.
@@ -94,7 +93,9 @@ impl Proc {
             if let Some(status) = self.try_exit() {
                 return Err(format!("exited with {status}; {}", self.output()));
             }
-            if let Ok((200, _)) = http_get(self.port, "/health", false).await {
+            if let Ok(r) = http::get(loopback(self.port), "/health", &[]).await
+                && r.status == 200
+            {
                 return Ok(());
             }
             tokio::time::sleep(POLL_STEP).await;
@@ -199,73 +200,6 @@ impl Drop for Proc {
     }
 }
 
-/// One `GET` over a fresh connection: (status, body). `accept_json` asks for JSON.
-pub async fn http_get(
-    port: u16,
-    path_and_query: &str,
-    accept_json: bool,
-) -> Result<(u16, String), String> {
-    tokio::time::timeout(HTTP_WAIT, http_get_inner(port, path_and_query, accept_json))
-        .await
-        .map_err(|_| format!("GET {path_and_query}: no answer within {HTTP_WAIT:?}"))?
-}
-
-async fn http_get_inner(
-    port: u16,
-    path_and_query: &str,
-    accept_json: bool,
-) -> Result<(u16, String), String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port))
-        .await
-        .map_err(|e| e.to_string())?;
-    let accept = if accept_json {
-        "Accept: application/json\r\n"
-    } else {
-        ""
-    };
-    let req = format!(
-        "GET {path_and_query} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{accept}Connection: close\r\n\r\n"
-    );
-    s.write_all(req.as_bytes())
-        .await
-        .map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).await.map_err(|e| e.to_string())?;
-    let raw = String::from_utf8(raw).map_err(|e| e.to_string())?;
-    let (head, body) = raw
-        .split_once("\r\n\r\n")
-        .ok_or_else(|| format!("no header end in {raw:?}"))?;
-    let status = head
-        .split(' ')
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .ok_or_else(|| format!("bad status line in {head:?}"))?;
-    let chunked = head.lines().any(|l| {
-        let l = l.to_ascii_lowercase();
-        l.starts_with("transfer-encoding:") && l.contains("chunked")
-    });
-    let body = if chunked {
-        dechunk(body)?
-    } else {
-        body.to_owned()
-    };
-    Ok((status, body))
-}
-
-fn dechunk(mut rest: &str) -> Result<String, String> {
-    let mut out = String::new();
-    loop {
-        let (size, after) = rest.split_once("\r\n").ok_or("bad chunk header")?;
-        let n = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
-            .map_err(|e| e.to_string())?;
-        if n == 0 {
-            return Ok(out);
-        }
-        out.push_str(after.get(..n).ok_or("short chunk")?);
-        rest = after.get(n + 2..).ok_or("short chunk")?;
-    }
-}
-
 /// One message as the peek endpoint lists it.
 #[derive(Debug)]
 pub struct Peeked {
@@ -291,9 +225,13 @@ pub async fn peek(port: u16, url: &str) -> Vec<Peeked> {
         .append_pair("ShowInvisible", "true")
         .append_pair("ShowDelayed", "true")
         .finish();
-    let (status, body) = http_get(port, &format!("/_aws/sqs/messages?{query}"), true)
-        .await
-        .unwrap_or_else(|e| panic!("peek {url}: {e}"));
+    let http::Response { status, body, .. } = http::get(
+        loopback(port),
+        &format!("/_aws/sqs/messages?{query}"),
+        &[("Accept", "application/json")],
+    )
+    .await
+    .unwrap_or_else(|e| panic!("peek {url}: {e}"));
     assert_eq!(status, 200, "peek {url}: {body}");
     let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("peek JSON {e}: {body}"));
     let list = match v.get("Messages") {

@@ -1,36 +1,26 @@
-//! Operations features: embedding, health, metrics, peek, reset and the config file, against
-//! the in-process server.
+//! Operations features against the in-process server: embedding, health, metrics, peek, reset,
+//! the config file and the retention sweep.
 
-mod common;
-
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use aws_sdk_sqs::types::QueueAttributeName;
-use common::{START_MS, TestServer, client};
 use localsqs::engine::ManualClock;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// A raw HTTP/1.1 request; returns (status, body).
-async fn http(endpoint: &str, method: &str, path: &str, headers: &[(&str, &str)]) -> (u16, String) {
-    let addr = endpoint.trim_start_matches("http://");
-    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let mut req = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: 0\r\n"
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).await.expect("write");
-    let mut buf = Vec::new();
-    s.read_to_end(&mut buf).await.expect("read");
-    let text = String::from_utf8(buf).expect("utf-8");
-    let status = text[9..12].parse().expect("status");
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+use crate::harness::{START_MS, TestServer, client};
+use crate::http;
+
+/// One raw HTTP/1.1 request through the shared hyper client; returns (status, body).
+async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+) -> (u16, String) {
+    let resp = http::exchange(addr, method, path, headers, "")
+        .await
+        .unwrap_or_else(|e| panic!("{method} {path}: {e}"));
+    (resp.status, resp.body)
 }
 
 /// The embedding path documented on `localsqs::Server`: builder, port 0, endpoint, SDK, shutdown.
@@ -78,8 +68,8 @@ async fn embedded_server_serves_the_sdk() {
 #[tokio::test]
 async fn health_metrics_peek_and_reset() {
     let t = TestServer::start().await;
-    let ep = t.server.endpoint();
-    let (status, body) = http(&ep, "GET", "/health", &[]).await;
+    let ep = t.server.local_addr();
+    let (status, body) = request(ep, "GET", "/health", &[]).await;
     assert_eq!(status, 200);
     let health: serde_json::Value = serde_json::from_str(&body).expect("json");
     assert_eq!(health["status"], "ok");
@@ -94,12 +84,12 @@ async fn health_metrics_peek_and_reset() {
     // Peek shows visible messages only by default, and in-flight ones on request, without
     // touching receive counts.
     let peek = format!("/_aws/sqs/messages?QueueUrl={url}");
-    let (status, body) = http(&ep, "GET", &peek, &[("Accept", "application/json")]).await;
+    let (status, body) = request(ep, "GET", &peek, &[("Accept", "application/json")]).await;
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).expect("json");
     assert_eq!(v["Messages"].as_array().map(Vec::len), Some(1));
-    let (_, body) = http(
-        &ep,
+    let (_, body) = request(
+        ep,
         "GET",
         &format!("{peek}&ShowInvisible=true"),
         &[("Accept", "application/json")],
@@ -109,14 +99,14 @@ async fn health_metrics_peek_and_reset() {
     let all = v["Messages"].as_array().expect("messages");
     assert_eq!(all.len(), 2);
     assert_eq!(all[0]["ReceiptHandle"], "SQS/BACKDOOR/ACCESS");
-    let (_, xml) = http(&ep, "GET", &format!("{peek}&ShowInvisible=true"), &[]).await;
+    let (_, xml) = request(ep, "GET", &format!("{peek}&ShowInvisible=true"), &[]).await;
     assert!(
         xml.starts_with("<?xml version=\"1.0\"?><ReceiveMessageResponse"),
         "{xml}"
     );
     assert_eq!(t.counts(&url).await, (1, 1, 0), "peek changed nothing");
-    let (status, _) = http(
-        &ep,
+    let (status, _) = request(
+        ep,
         "GET",
         "/_aws/sqs/messages?QueueUrl=nope",
         &[("Accept", "application/json")],
@@ -124,7 +114,7 @@ async fn health_metrics_peek_and_reset() {
     .await;
     assert_eq!(status, 400);
 
-    let (status, metrics) = http(&ep, "GET", "/metrics", &[]).await;
+    let (status, metrics) = request(ep, "GET", "/metrics", &[]).await;
     assert_eq!(status, 200);
     for line in [
         "localsqs_messages_sent_total 2",
@@ -143,7 +133,7 @@ async fn health_metrics_peek_and_reset() {
         "{metrics}"
     );
 
-    let (status, _) = http(&ep, "POST", "/_localsqs/reset", &[]).await;
+    let (status, _) = request(ep, "POST", "/_localsqs/reset", &[]).await;
     assert_eq!(status, 200);
     let listed = t.client.list_queues().send().await.expect("ListQueues");
     assert!(listed.queue_urls().is_empty(), "reset dropped every queue");

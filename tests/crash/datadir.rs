@@ -7,14 +7,13 @@
 //! Runs as root in CI, where permission bits do not stop writes, so "not writable" is made
 //! with files where directories are expected.
 
-mod binary;
-
 use std::path::Path;
 use std::time::Duration;
 
 use aws_sdk_sqs::types::QueueAttributeName;
-use binary::{Proc, client};
 use redb::{ReadableDatabase, TableDefinition};
+
+use crate::process::{Proc, client};
 
 /// How long a refusing process may take to exit.
 const REFUSE_WAIT: Duration = Duration::from_secs(5);
