@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use std::time::Duration;
 
-use localsqs::server::{ConnectionLimits, DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
+use localsqs::server::{ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
 #[derive(Debug, Parser)]
@@ -54,6 +54,15 @@ struct Flags {
     /// quarters of it, idle and slow connections get one second.
     #[arg(long, env = "LOCALSQS_MAX_CONNECTIONS", default_value_t = 512)]
     max_connections: usize,
+    /// A browser origin (e.g. http://localhost:3000) allowed to call the server, with CORS;
+    /// repeatable, or comma-separated in the variable; `*` allows any. Browser requests from
+    /// other origins are refused; SDKs and the CLI are never affected.
+    #[arg(
+        long = "cors-origin",
+        env = "LOCALSQS_CORS_ORIGINS",
+        value_delimiter = ','
+    )]
+    cors_origins: Vec<String>,
     /// Instead of serving, ask the server on --port for GET /health and exit 0 if it is
     /// healthy (for container HEALTHCHECKs in images without curl).
     #[arg(long)]
@@ -87,6 +96,7 @@ fn main() -> ExitCode {
             idle_timeout: Duration::from_secs(f.idle_timeout),
             max_connections: f.max_connections.max(1),
         },
+        cors_origins: CorsOrigins::new(f.cors_origins),
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

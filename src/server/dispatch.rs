@@ -9,6 +9,7 @@ use hyper::body::{Bytes, Incoming};
 use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 
+use super::origin::{self, Verdict};
 use super::{Shared, admin};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -33,11 +34,43 @@ pub(super) async fn serve(
         target.as_deref(),
         header(&req, CONTENT_TYPE.as_str()).as_deref(),
     );
+    let host_header = header(&req, HOST.as_str());
+    let verdict = shared.options.cors_origins.judge(
+        header(&req, "origin").as_deref(),
+        header(&req, "sec-fetch-site").as_deref(),
+        host_header.as_deref(),
+    );
+    let cors = match verdict {
+        Verdict::Plain => Vec::new(),
+        Verdict::Allowed(o) if req.method() == hyper::Method::OPTIONS => {
+            let headers = origin::preflight_headers(
+                &o,
+                header(&req, "access-control-request-headers").as_deref(),
+            );
+            let mut resp = WireResponse::new(204, "text/plain", String::new());
+            resp.headers = headers;
+            return respond(resp, &request_id);
+        }
+        Verdict::Allowed(o) => origin::cors_headers(&o),
+        Verdict::Refused(o) => {
+            // [E] Not an AWS behaviour: AWS authenticates instead (docs/architecture.md).
+            let err = SqsError::new(
+                ErrorCode::AccessDenied,
+                format!(
+                    "Cross-origin request from {o} refused. Start localsqs with --cors-origin <origin> to allow a browser app."
+                ),
+            );
+            return respond(
+                wire::error_response(protocol, &err, &request_id),
+                &request_id,
+            );
+        }
+    };
     let host = shared
         .options
         .queue_host
         .clone()
-        .or_else(|| header(&req, HOST.as_str()))
+        .or(host_header)
         .or_else(|| local.map(|a| a.to_string()))
         .unwrap_or_else(|| "localhost".into());
     let method = req.method().to_string();
@@ -78,10 +111,11 @@ pub(super) async fn serve(
         base_url: format!("http://{host}"),
         body,
     };
-    let resp = match route {
+    let mut resp = match route {
         Some(route) => admin::handle(route, shared, &wreq, accept_json, &request_id).await,
         None => execute(shared, &wreq, &request_id).await,
     };
+    resp.headers.extend(cors);
     if let Some(action) = resp.action {
         shared
             .metrics

@@ -10,6 +10,7 @@ mod conn;
 mod dispatch;
 mod listen;
 pub mod metrics;
+mod origin;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -20,6 +21,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 pub use conn::ConnectionLimits;
+pub use origin::CorsOrigins;
 
 use crate::engine::{Clock, Engine, EngineConfig, IdGen, RandomIds, SystemClock};
 
@@ -50,6 +52,8 @@ pub struct ServerOptions {
     pub config_file: Option<PathBuf>,
     /// Timeouts and the connection cap that bound what slow or idle clients can hold.
     pub limits: ConnectionLimits,
+    /// Browser origins let in besides the server's own (`--cors-origin`).
+    pub cors_origins: CorsOrigins,
 }
 
 impl Default for ServerOptions {
@@ -65,6 +69,7 @@ impl Default for ServerOptions {
             enforce_cooloffs: false,
             config_file: None,
             limits: ConnectionLimits::default(),
+            cors_origins: CorsOrigins::default(),
         }
     }
 }
@@ -156,6 +161,13 @@ impl Server {
     #[must_use]
     pub fn limits(mut self, limits: ConnectionLimits) -> Self {
         self.options.limits = limits;
+        self
+    }
+
+    /// Lets browser pages from these origins call the server (CORS).
+    #[must_use]
+    pub fn cors_origins(mut self, origins: CorsOrigins) -> Self {
+        self.options.cors_origins = origins;
         self
     }
 
