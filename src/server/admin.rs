@@ -115,7 +115,10 @@ fn peek(shared: &Shared, req: &WireRequest, accept_json: bool, request_id: &str)
     } else {
         Protocol::Query
     };
-    let fields = wire::form_fields(req.query.as_deref(), &req.body);
+    let fields = match wire::form_fields(req.query.as_deref(), &req.body) {
+        Ok(f) => f,
+        Err(e) => return wire::error_response(protocol, &e, request_id),
+    };
     let flag = |name: &str| {
         fields
             .get(name)

@@ -70,9 +70,7 @@ pub(super) async fn serve(
         .options
         .queue_host
         .clone()
-        .or(host_header)
-        .or_else(|| local.map(|a| a.to_string()))
-        .unwrap_or_else(|| "localhost".into());
+        .unwrap_or_else(|| queue_authority(host_header.as_deref(), local));
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
     let route = admin::route(&method, &path, target.is_some());
@@ -142,6 +140,35 @@ async fn execute(shared: &Shared, req: &WireRequest, request_id: &str) -> WireRe
     }
 }
 
+/// The `host:port` that queue URLs carry: the request's `Host` header when it is a plain
+/// authority, with the listening port added when it names none (the Ruby v1 SDK sends
+/// `Host: 127.0.0.1` to port 9324, and clients that follow queue URLs would then go to port
+/// 80); the listening address when the header is missing or is not an authority at all
+/// (`a/b?x#y` would break every queue URL built from it).
+fn queue_authority(header: Option<&str>, local: Option<SocketAddr>) -> String {
+    let fallback = || local.map_or_else(|| "localhost".to_owned(), |a| a.to_string());
+    let Some(h) = header.filter(|h| is_authority(h)) else {
+        return fallback();
+    };
+    let has_port = match h.rfind(']') {
+        Some(end) => h[end..].contains(':'),
+        None => h.contains(':'),
+    };
+    match local {
+        Some(a) if !has_port => format!("{h}:{}", a.port()),
+        _ => h.to_owned(),
+    }
+}
+
+/// A host name or IP literal with an optional port: no path, query, fragment or user info.
+fn is_authority(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 255
+        && h.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_' | b':' | b'[' | b']')
+        })
+}
+
 fn body_error(e: &(dyn std::error::Error + Send + Sync + 'static), limit: usize) -> SqsError {
     if e.downcast_ref::<http_body_util::LengthLimitError>()
         .is_some()
@@ -174,4 +201,24 @@ fn respond(resp: WireResponse, request_id: &str) -> Response<Full<Bytes>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_urls_get_a_port_and_never_a_broken_host() {
+        let local = Some(SocketAddr::from(([127, 0, 0, 1], 9324)));
+        assert_eq!(
+            queue_authority(Some("localhost:4566"), local),
+            "localhost:4566"
+        );
+        assert_eq!(queue_authority(Some("127.0.0.1"), local), "127.0.0.1:9324");
+        assert_eq!(queue_authority(Some("[::1]"), local), "[::1]:9324");
+        assert_eq!(queue_authority(Some("[::1]:80"), local), "[::1]:80");
+        assert_eq!(queue_authority(Some("a/b?x#y"), local), "127.0.0.1:9324");
+        assert_eq!(queue_authority(Some("user@host"), local), "127.0.0.1:9324");
+        assert_eq!(queue_authority(None, local), "127.0.0.1:9324");
+    }
 }

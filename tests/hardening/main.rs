@@ -4,5 +4,7 @@
 #[path = "../common/http.rs"]
 mod http;
 
+mod hosts;
+mod input;
 mod origins;
 mod slow_clients;

@@ -1,0 +1,76 @@
+//! Bad input gets AWS-shaped errors, and nothing the client did not send is stored.
+
+use super::http::exchange;
+
+const FORM: (&str, &str) = ("Content-Type", "application/x-www-form-urlencoded");
+
+#[tokio::test]
+async fn query_bytes_that_are_not_utf8_are_refused_not_replaced() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let addr = server.local_addr();
+    let created = exchange(addr, "POST", "/", &[FORM], "Action=CreateQueue&QueueName=q")
+        .await
+        .expect("answered");
+    assert_eq!(created.status, 200);
+    let url = format!("http://{addr}/000000000000/q");
+    let sent = exchange(
+        addr,
+        "POST",
+        "/",
+        &[FORM],
+        &format!("Action=SendMessage&QueueUrl={url}&MessageBody=ok%FF%FEnot"),
+    )
+    .await
+    .expect("answered");
+    assert_eq!(sent.status, 400, "{}", sent.body);
+    assert!(
+        sent.body.contains("<Code>InvalidMessageContents</Code>"),
+        "{}",
+        sent.body
+    );
+    let counts = server.engine().queue_counts();
+    assert_eq!(counts.iter().map(|c| c.visible).sum::<usize>(), 0);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_signed_index_is_not_merged_with_a_plain_one() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let addr = server.local_addr();
+    let created = exchange(
+        addr,
+        "POST",
+        "/",
+        &[FORM],
+        "Action=CreateQueue&QueueName=q&Attribute.1.Name=DelaySeconds&Attribute.1.Value=5\
+         &Attribute.%2B1.Name=VisibilityTimeout&Attribute.%2B1.Value=99",
+    )
+    .await
+    .expect("answered");
+    assert_eq!(created.status, 200, "{}", created.body);
+    let url = format!("http://{addr}/000000000000/q");
+    let attrs = exchange(
+        addr,
+        "POST",
+        "/",
+        &[FORM],
+        &format!("Action=GetQueueAttributes&QueueUrl={url}&AttributeName.1=All"),
+    )
+    .await
+    .expect("answered");
+    assert!(
+        attrs
+            .body
+            .contains("<Name>VisibilityTimeout</Name><Value>30</Value>"),
+        "{}",
+        attrs.body
+    );
+    assert!(
+        attrs
+            .body
+            .contains("<Name>DelaySeconds</Name><Value>5</Value>"),
+        "{}",
+        attrs.body
+    );
+    server.shutdown().await;
+}
