@@ -149,6 +149,8 @@ error_codes! {
     RequestEntityTooLarge => ("com.amazon.coral.service#RequestEntityTooLargeException", "RequestEntityTooLarge", 413, Sender),
     /// The request body did not arrive within the body-read timeout [E].
     RequestTimeout => ("com.amazon.coral.service#RequestTimeoutException", "RequestTimeout", 408, Sender),
+    /// The service cannot answer now (fault injection) [E].
+    ServiceUnavailable => ("com.amazon.coral.service#ServiceUnavailableException", "ServiceUnavailable", 503, Receiver),
     /// Storage or other internal failure; the cause is logged, never sent.
     InternalError => ("com.amazon.coral.service#InternalFailure", "InternalError", 500, Receiver),
 }

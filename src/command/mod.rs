@@ -83,9 +83,63 @@ action_table! {
     UntagQueue => (),
 }
 
+impl Command {
+    /// The name of the queue this command addresses, when it addresses one: the last segment
+    /// of its queue URL, the queue name it creates or looks up, or the name in the source ARN
+    /// of a move task. Used to match per-queue rules (fault injection), never to resolve.
+    #[must_use]
+    pub fn queue_name(&self) -> Option<&str> {
+        fn from_url(u: &str) -> Option<&str> {
+            u.rsplit('/').find(|s| !s.is_empty())
+        }
+        match self {
+            Command::CreateQueue(c) => Some(c.queue_name.as_str()),
+            Command::GetQueueUrl(c) => Some(c.queue_name.as_str()),
+            Command::ListQueues(_) | Command::CancelMessageMoveTask(_) => None,
+            Command::StartMessageMoveTask(c) => c.source_arn.rsplit(':').next(),
+            Command::ListMessageMoveTasks(c) => c.source_arn.rsplit(':').next(),
+            Command::AddPermission(c) => from_url(&c.queue_url),
+            Command::ChangeMessageVisibility(c) => from_url(&c.queue_url),
+            Command::ChangeMessageVisibilityBatch(c) => from_url(&c.queue_url),
+            Command::DeleteMessage(c) => from_url(&c.queue_url),
+            Command::DeleteMessageBatch(c) => from_url(&c.queue_url),
+            Command::DeleteQueue(c) => from_url(&c.queue_url),
+            Command::GetQueueAttributes(c) => from_url(&c.queue_url),
+            Command::ListDeadLetterSourceQueues(c) => from_url(&c.queue_url),
+            Command::ListQueueTags(c) => from_url(&c.queue_url),
+            Command::PurgeQueue(c) => from_url(&c.queue_url),
+            Command::ReceiveMessage(c) => from_url(&c.queue_url),
+            Command::RemovePermission(c) => from_url(&c.queue_url),
+            Command::SendMessage(c) => from_url(&c.queue_url),
+            Command::SendMessageBatch(c) => from_url(&c.queue_url),
+            Command::SetQueueAttributes(c) => from_url(&c.queue_url),
+            Command::TagQueue(c) => from_url(&c.queue_url),
+            Command::UntagQueue(c) => from_url(&c.queue_url),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_name_their_queue() {
+        let send = Command::SendMessage(SendMessage {
+            queue_url: "http://localhost:9324/000000000000/jobs".into(),
+            ..SendMessage::default()
+        });
+        assert_eq!(send.queue_name(), Some("jobs"));
+        let create = Command::CreateQueue(CreateQueue {
+            queue_name: "new".into(),
+            ..CreateQueue::default()
+        });
+        assert_eq!(create.queue_name(), Some("new"));
+        assert_eq!(
+            Command::ListQueues(ListQueues::default()).queue_name(),
+            None
+        );
+    }
 
     #[test]
     fn the_table_has_all_23_actions_and_names_round_trip() {

@@ -7,6 +7,7 @@
 use serde_json::json;
 
 use super::Shared;
+use super::faults::FaultRule;
 use crate::command::{Action, ReceiveMessageResult, Reply};
 use crate::error::SqsError;
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -22,6 +23,14 @@ pub enum Route {
     Peek,
     /// `POST /_localsqs/reset`: drops every queue and message.
     Reset,
+    /// `GET /_localsqs/faults`: the fault-injection rules.
+    ListFaults,
+    /// `POST /_localsqs/faults`: adds a rule, answers its id.
+    AddFault,
+    /// `DELETE /_localsqs/faults`: removes every rule.
+    ClearFaults,
+    /// `DELETE /_localsqs/faults/<id>`: removes one rule.
+    RemoveFault,
 }
 
 /// How a route's path matches.
@@ -31,6 +40,8 @@ enum PathMatch {
     Exact(&'static str),
     /// This path, or this path followed by `/` and more segments.
     Tree(&'static str),
+    /// This path followed by `/` and one more non-empty segment.
+    Under(&'static str),
 }
 
 impl PathMatch {
@@ -40,6 +51,10 @@ impl PathMatch {
             PathMatch::Tree(p) => path
                 .strip_prefix(p)
                 .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+            PathMatch::Under(p) => path
+                .strip_prefix(p)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|seg| !seg.is_empty() && !seg.contains('/')),
         }
     }
 }
@@ -53,7 +68,14 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("GET", PathMatch::Exact("/metrics"), Route::Metrics),
     ("GET", PathMatch::Tree(PEEK_PATH), Route::Peek),
     ("POST", PathMatch::Exact("/_localsqs/reset"), Route::Reset),
+    ("GET", PathMatch::Exact(FAULTS_PATH), Route::ListFaults),
+    ("POST", PathMatch::Exact(FAULTS_PATH), Route::AddFault),
+    ("DELETE", PathMatch::Exact(FAULTS_PATH), Route::ClearFaults),
+    ("DELETE", PathMatch::Under(FAULTS_PATH), Route::RemoveFault),
 ];
+
+/// Path of the fault-injection rules.
+pub const FAULTS_PATH: &str = "/_localsqs/faults";
 
 /// The admin route a request addresses, if any. A request naming an SQS operation in
 /// `X-Amz-Target` is always the SQS API's.
@@ -88,7 +110,44 @@ pub(super) async fn handle(
             Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
             Err(e) => wire::error_response(Protocol::Json, &e, request_id),
         },
+        Route::ListFaults => {
+            let rules: Vec<serde_json::Value> = shared
+                .faults
+                .list()
+                .into_iter()
+                .map(|(id, rule)| {
+                    let mut v = serde_json::to_value(rule).unwrap_or_default();
+                    v["id"] = json!(id);
+                    v
+                })
+                .collect();
+            WireResponse::json(200, &json!({ "faults": rules }))
+        }
+        Route::AddFault => match serde_json::from_slice::<FaultRule>(&req.body) {
+            Err(e) => bad_request(&format!("not a fault rule: {e}")),
+            Ok(rule) => match shared.faults.add(rule) {
+                Ok(id) => WireResponse::json(200, &json!({ "id": id })),
+                Err(e) => bad_request(&e),
+            },
+        },
+        Route::ClearFaults => {
+            shared.faults.clear();
+            WireResponse::json(200, &json!({ "removed": "all" }))
+        }
+        Route::RemoveFault => {
+            let id = req.path.rsplit('/').next().unwrap_or_default();
+            if shared.faults.remove(id) {
+                WireResponse::json(200, &json!({ "removed": id }))
+            } else {
+                WireResponse::json(404, &json!({ "error": format!("no fault rule {id}") }))
+            }
+        }
     }
+}
+
+/// A 400 with a JSON `error` member: the admin endpoints' own error shape.
+fn bad_request(message: &str) -> WireResponse {
+    WireResponse::json(400, &json!({ "error": message }))
 }
 
 fn health(shared: &Shared) -> WireResponse {
@@ -161,5 +220,15 @@ mod tests {
         assert_eq!(route("GET", "/_localsqs/reset", false), None);
         assert_eq!(route("POST", "/health", false), None);
         assert_eq!(route("GET", "/health", true), None);
+        assert_eq!(route("POST", FAULTS_PATH, false), Some(Route::AddFault));
+        assert_eq!(
+            route("DELETE", "/_localsqs/faults/fault-1", false),
+            Some(Route::RemoveFault)
+        );
+        assert_eq!(route("DELETE", "/_localsqs/faults/a/b", false), None);
+        assert_eq!(
+            route("DELETE", FAULTS_PATH, false),
+            Some(Route::ClearFaults)
+        );
     }
 }

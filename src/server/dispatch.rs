@@ -11,6 +11,7 @@ use hyper::{Request, Response, StatusCode};
 
 use super::origin::{self, Verdict};
 use super::{Shared, admin};
+use crate::command::{Command, ReceiveMessageResult, Reply};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -129,15 +130,46 @@ pub(super) async fn serve(
     respond(resp, &request_id)
 }
 
-/// The SQS API: decode, execute, encode.
+/// The SQS API: decode, execute, encode, with any injected faults.
 async fn execute(shared: &Shared, req: &WireRequest, request_id: &str) -> WireResponse {
-    match wire::decode(req, request_id) {
-        Err(rejected) => rejected,
-        Ok(d) => {
-            let result = shared.engine.execute(&d.ctx, d.command).await;
-            wire::encode(d.protocol, d.action, &result, request_id)
-        }
+    let d = match wire::decode(req, request_id) {
+        Err(rejected) => return rejected,
+        Ok(d) => d,
+    };
+    let faults = &shared.faults;
+    let before = faults.before(d.action, &d.command);
+    if let Some(latency) = before.latency {
+        tokio::time::sleep(latency).await;
     }
+    let result = if let Some(err) = before.error {
+        Err(err)
+    } else if before.empty_receive {
+        Ok(Reply::ReceiveMessage(ReceiveMessageResult::default()))
+    } else {
+        let queue = d.command.queue_name().map(str::to_owned);
+        let max = match &d.command {
+            Command::ReceiveMessage(r) => {
+                usize::try_from(r.max_number_of_messages.unwrap_or(1)).unwrap_or(1)
+            }
+            _ => 0,
+        };
+        let deleted: Vec<String> = match &d.command {
+            Command::DeleteMessage(c) => vec![c.receipt_handle.clone()],
+            Command::DeleteMessageBatch(c) => {
+                c.entries.iter().map(|e| e.receipt_handle.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let mut result = shared.engine.execute(&d.ctx, d.command).await;
+        if let (Ok(Reply::ReceiveMessage(r)), Some(q)) = (&mut result, &queue) {
+            faults.after_receive(q, max, &mut r.messages);
+        }
+        for h in &deleted {
+            faults.deleted(h);
+        }
+        result
+    };
+    wire::encode(d.protocol, d.action, &result, request_id)
 }
 
 /// The `host:port` that queue URLs carry: the request's `Host` header when it is a plain

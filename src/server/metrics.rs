@@ -89,7 +89,7 @@ impl Collector for QueueGauges {
 impl Metrics {
     /// A registry wired to the engine's counters.
     #[must_use]
-    pub fn new(engine: &Engine) -> Self {
+    pub fn new(engine: &Engine, faults: &super::faults::Faults) -> Self {
         let mut registry = Registry::default();
         let m = engine.metrics();
         registry.register(
@@ -124,6 +124,11 @@ impl Metrics {
             "localsqs_request_duration_seconds",
             "Request latency by SQS action",
             requests.clone(),
+        );
+        registry.register(
+            "localsqs_faults_injected",
+            "Faults injected by fault-injection rules, by kind",
+            faults.counter(),
         );
         registry.register_collector(Box::new(QueueGauges(engine.clone())));
         let requests = Action::ALL
@@ -172,7 +177,7 @@ mod tests {
             Arc::new(RandomIds),
         )
         .expect("opens");
-        let text = Metrics::new(&engine).render();
+        let text = Metrics::new(&engine, &crate::server::faults::Faults::new()).render();
         let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
         assert!(helps.len() >= 7, "{text}");
         for line in helps {

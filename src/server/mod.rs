@@ -8,6 +8,7 @@
 pub mod admin;
 mod conn;
 mod dispatch;
+pub mod faults;
 mod listen;
 pub mod metrics;
 mod origin;
@@ -97,6 +98,7 @@ impl Default for ServerOptions {
 /// ```
 pub struct Server {
     options: ServerOptions,
+    faults: Vec<faults::FaultRule>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
 }
@@ -124,6 +126,7 @@ impl Server {
     pub fn with_options(options: ServerOptions) -> Self {
         Self {
             options,
+            faults: Vec::new(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
         }
@@ -171,6 +174,13 @@ impl Server {
         self
     }
 
+    /// Starts with this fault-injection rule (see [`faults::FaultRule`]).
+    #[must_use]
+    pub fn fault(mut self, rule: faults::FaultRule) -> Self {
+        self.faults.push(rule);
+        self
+    }
+
     /// Uses this clock instead of the system clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -205,15 +215,21 @@ impl Server {
         let listener = TcpListener::bind((self.options.host.as_str(), self.options.port)).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
+        let faults = Arc::new(faults::Faults::new());
+        for rule in self.faults {
+            faults.add(rule).map_err(|e| format!("fault rule: {e}"))?;
+        }
         let shared = Arc::new(Shared {
-            metrics: metrics::Metrics::new(&engine),
+            metrics: metrics::Metrics::new(&engine, &faults),
             engine: engine.clone(),
             options: self.options,
+            faults: Arc::clone(&faults),
         });
         let task = tokio::spawn(listen::accept_loop(listener, shared, stop_rx));
         Ok(RunningServer {
             addr,
             engine,
+            faults,
             stop: stop_tx,
             task,
         })
@@ -225,6 +241,7 @@ impl Server {
 pub struct RunningServer {
     addr: SocketAddr,
     engine: Engine,
+    faults: Arc<faults::Faults>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -248,6 +265,12 @@ impl RunningServer {
         &self.engine
     }
 
+    /// The fault-injection rules of this server: add, list and remove them while it runs.
+    #[must_use]
+    pub fn faults(&self) -> &faults::Faults {
+        &self.faults
+    }
+
     /// Stops accepting, answers parked long polls, finishes open requests, and returns.
     pub async fn shutdown(self) {
         let _ = self.stop.send(true);
@@ -267,4 +290,5 @@ struct Shared {
     engine: Engine,
     options: ServerOptions,
     metrics: metrics::Metrics,
+    faults: Arc<faults::Faults>,
 }

@@ -10,6 +10,7 @@ mod harness;
 #[path = "../common/http.rs"]
 mod http;
 
+mod faults;
 mod fifo;
 mod long_polling;
 mod messages;

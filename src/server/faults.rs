@@ -1,0 +1,468 @@
+//! Server layer: fault injection. Rules added through `/_localsqs/faults`, the config file or
+//! the embedding API make chosen requests fail with an AWS error, wait, hand a received message
+//! out twice, or answer a short poll empty, as production SQS sometimes does. Each rule has its
+//! own seeded generator, so a failing test replays exactly.
+//!
+//! FIFO guarantees are never broken: duplicates and empty receives apply to standard queues
+//! only (reordering is applied by the engine, which also keeps FIFO queues out of it).
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use serde::{Deserialize, Serialize};
+
+use crate::command::{Action, Command, Message};
+use crate::error::{ErrorCode, SqsError};
+
+/// The AWS errors a rule may answer with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum InjectedError {
+    /// 403 `RequestThrottled`: SDKs retry it with back-off.
+    RequestThrottled,
+    /// 403 `OverLimit`.
+    OverLimit,
+    /// 400 `KMS.ThrottlingException`.
+    KmsThrottled,
+    /// 500 `InternalError`: SDKs retry it.
+    InternalError,
+    /// 503 `ServiceUnavailable`: SDKs retry it.
+    ServiceUnavailable,
+}
+
+impl InjectedError {
+    fn to_error(self) -> SqsError {
+        let (code, text) = match self {
+            Self::RequestThrottled => (ErrorCode::RequestThrottled, "Rate exceeded."),
+            Self::OverLimit => (ErrorCode::OverLimit, "Request would exceed a limit."),
+            Self::KmsThrottled => (ErrorCode::KmsThrottled, "Rate exceeded."),
+            Self::InternalError => (
+                ErrorCode::InternalError,
+                "We encountered an internal error. Please try again.",
+            ),
+            Self::ServiceUnavailable => (
+                ErrorCode::ServiceUnavailable,
+                "The service is unavailable. Please try again shortly.",
+            ),
+        };
+        SqsError::new(code, text)
+    }
+}
+
+/// A fixed delay or a range to draw one from, in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Latency {
+    /// Always this many milliseconds.
+    Fixed(u64),
+    /// Uniformly between the two bounds, inclusive.
+    Range([u64; 2]),
+}
+
+/// A fault rule as users write it (JSON body, config file `[[fault]]`, Rust API).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FaultRule {
+    /// Only requests addressing this queue (by name); every queue when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
+    /// Only these actions (wire names); every action when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub actions: Vec<String>,
+    /// Answer with this error instead of acting...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<InjectedError>,
+    /// ...for this share of matching requests (default 1 when `error` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+    /// Wait this long before answering.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_ms: Option<Latency>,
+    /// Standard queues: this share of received messages is handed out again by a later
+    /// receive while still in flight.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicate_rate: Option<f64>,
+    /// Standard queues: receives take messages in random order.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reorder: bool,
+    /// Standard queues: this share of short-poll receives answers empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_receive_rate: Option<f64>,
+    /// Seed of the rule's generator (random when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+impl FaultRule {
+    /// Checks ranges and names; the message says what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        for a in &self.actions {
+            if Action::from_name(a).is_none() {
+                return Err(format!("unknown action {a:?} in actions"));
+            }
+        }
+        let rates = [
+            ("error_rate", self.error_rate),
+            ("duplicate_rate", self.duplicate_rate),
+            ("empty_receive_rate", self.empty_receive_rate),
+        ];
+        for (name, rate) in rates {
+            if rate.is_some_and(|r| !(0.0..=1.0).contains(&r)) {
+                return Err(format!("{name} must be between 0 and 1"));
+            }
+        }
+        if self.error_rate.is_some() && self.error.is_none() {
+            return Err("error_rate needs an error".into());
+        }
+        if let Some(Latency::Range([lo, hi])) = self.latency_ms
+            && lo > hi
+        {
+            return Err("latency_ms range must be [min, max]".into());
+        }
+        let does_something = self.error.is_some()
+            || self.latency_ms.is_some()
+            || self.duplicate_rate.is_some()
+            || self.reorder
+            || self.empty_receive_rate.is_some();
+        if !does_something {
+            return Err(
+                "a rule needs error, latency_ms, duplicate_rate, reorder or empty_receive_rate"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    fn matches(&self, action: Action, queue: Option<&str>) -> bool {
+        (self.actions.is_empty() || self.actions.iter().any(|a| a == action.name()))
+            && self.queue.as_deref().is_none_or(|q| queue == Some(q))
+    }
+}
+
+/// Most messages kept for duplicate delivery per rule.
+const MAX_POOLED: usize = 1000;
+
+struct Active {
+    id: String,
+    rule: FaultRule,
+    rng: fastrand::Rng,
+    /// Received messages of standard queues waiting to be handed out again, with their queue.
+    pooled: VecDeque<(String, Message)>,
+}
+
+/// What to do before executing a request.
+#[derive(Debug, Default)]
+pub(super) struct Before {
+    /// Sleep this long first.
+    pub latency: Option<Duration>,
+    /// Answer with this error instead of executing.
+    pub error: Option<SqsError>,
+    /// Answer this receive with no messages instead of executing.
+    pub empty_receive: bool,
+}
+
+/// Labels of the injected-fault counter.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    kind: &'static str,
+}
+
+/// The active rules of one server.
+pub struct Faults {
+    rules: Mutex<Vec<Active>>,
+    next_id: AtomicU64,
+    injected: Family<KindLabels, Counter>,
+}
+
+impl std::fmt::Debug for Faults {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Faults").finish_non_exhaustive()
+    }
+}
+
+fn is_fifo(queue: Option<&str>) -> bool {
+    queue.is_some_and(|q| q.ends_with(".fifo"))
+}
+
+impl Faults {
+    /// No rules.
+    #[must_use]
+    pub fn new() -> Self {
+        Self {
+            rules: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(1),
+            injected: Family::default(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Active>> {
+        self.rules
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The counter family for `/metrics` (`localsqs_faults_injected_total{kind}`).
+    pub(super) fn counter(&self) -> Family<KindLabels, Counter> {
+        self.injected.clone()
+    }
+
+    fn count(&self, kind: &'static str) {
+        self.injected.get_or_create(&KindLabels { kind }).inc();
+        tracing::debug!(kind, "fault injected");
+    }
+
+    /// Adds a rule and returns its id.
+    pub fn add(&self, rule: FaultRule) -> Result<String, String> {
+        rule.validate()?;
+        let id = format!("fault-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let rng = rule
+            .seed
+            .map_or_else(fastrand::Rng::new, fastrand::Rng::with_seed);
+        self.lock().push(Active {
+            id: id.clone(),
+            rule,
+            rng,
+            pooled: VecDeque::new(),
+        });
+        Ok(id)
+    }
+
+    /// Every rule with its id, oldest first.
+    #[must_use]
+    pub fn list(&self) -> Vec<(String, FaultRule)> {
+        self.lock()
+            .iter()
+            .map(|a| (a.id.clone(), a.rule.clone()))
+            .collect()
+    }
+
+    /// Removes one rule; whether it existed.
+    pub fn remove(&self, id: &str) -> bool {
+        let mut rules = self.lock();
+        let before = rules.len();
+        rules.retain(|a| a.id != id);
+        rules.len() != before
+    }
+
+    /// Removes every rule.
+    pub fn clear(&self) {
+        self.lock().clear();
+    }
+
+    /// Whether a receive on `queue` should take messages in random order.
+    #[must_use]
+    pub fn reorders(&self, queue: Option<&str>) -> bool {
+        !is_fifo(queue)
+            && self
+                .lock()
+                .iter()
+                .any(|a| a.rule.reorder && a.rule.matches(Action::ReceiveMessage, queue))
+    }
+
+    /// Decides what happens to a request before it runs.
+    pub(super) fn before(&self, action: Action, command: &Command) -> Before {
+        let queue = command.queue_name();
+        let mut out = Before::default();
+        let mut rules = self.lock();
+        if rules.is_empty() {
+            return out;
+        }
+        for a in rules.iter_mut().filter(|a| a.rule.matches(action, queue)) {
+            if let Some(l) = a.rule.latency_ms {
+                let ms = match l {
+                    Latency::Fixed(ms) => ms,
+                    Latency::Range([lo, hi]) => a.rng.u64(lo..=hi),
+                };
+                out.latency = Some(out.latency.unwrap_or_default() + Duration::from_millis(ms));
+            }
+            if out.error.is_none()
+                && let Some(e) = a.rule.error
+                && a.rng.f64() < a.rule.error_rate.unwrap_or(1.0)
+            {
+                out.error = Some(e.to_error());
+            }
+            if let (Some(rate), Command::ReceiveMessage(r)) = (a.rule.empty_receive_rate, command)
+                && !is_fifo(queue)
+                && r.wait_time_seconds.unwrap_or(0) == 0
+                && a.rng.f64() < rate
+            {
+                out.empty_receive = true;
+            }
+        }
+        drop(rules);
+        if out.latency.is_some() {
+            self.count("latency");
+        }
+        if out.error.is_some() {
+            self.count("error");
+        } else if out.empty_receive {
+            self.count("empty_receive");
+        }
+        out
+    }
+
+    /// After a successful receive of a standard queue: pools some of the messages for a later
+    /// duplicate delivery, and adds earlier pooled ones, up to `max` messages in all.
+    pub(super) fn after_receive(&self, queue: &str, max: usize, messages: &mut Vec<Message>) {
+        if is_fifo(Some(queue)) {
+            return;
+        }
+        let mut added = 0;
+        let mut rules = self.lock();
+        for a in rules
+            .iter_mut()
+            .filter(|a| a.rule.matches(Action::ReceiveMessage, Some(queue)))
+        {
+            let Some(rate) = a.rule.duplicate_rate else {
+                continue;
+            };
+            let fresh: Vec<Message> = messages
+                .iter()
+                .filter(|_| a.rng.f64() < rate)
+                .cloned()
+                .collect();
+            while messages.len() < max {
+                let Some(i) = a.pooled.iter().position(|(q, _)| q == queue) else {
+                    break;
+                };
+                if let Some((_, m)) = a.pooled.remove(i) {
+                    messages.push(m);
+                    added += 1;
+                }
+            }
+            for m in fresh {
+                if a.pooled.len() == MAX_POOLED {
+                    a.pooled.pop_front();
+                }
+                a.pooled.push_back((queue.to_owned(), m));
+            }
+        }
+        drop(rules);
+        for _ in 0..added {
+            self.count("duplicate");
+        }
+    }
+
+    /// A message deleted through `receipt_handle` is never handed out again.
+    pub(super) fn deleted(&self, receipt_handle: &str) {
+        for a in self.lock().iter_mut() {
+            a.pooled.retain(|(_, m)| m.receipt_handle != receipt_handle);
+        }
+    }
+}
+
+impl Default for Faults {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::command::{ReceiveMessage, SendMessage};
+
+    fn send(queue: &str) -> Command {
+        Command::SendMessage(SendMessage {
+            queue_url: format!("http://h/000000000000/{queue}"),
+            ..SendMessage::default()
+        })
+    }
+
+    #[test]
+    fn rules_are_validated() {
+        let bad = |r: FaultRule| r.validate().unwrap_err();
+        assert!(bad(FaultRule::default()).contains("needs"));
+        assert!(
+            bad(FaultRule {
+                error_rate: Some(2.0),
+                error: Some(InjectedError::OverLimit),
+                ..FaultRule::default()
+            })
+            .contains("between 0 and 1")
+        );
+        assert!(
+            bad(FaultRule {
+                actions: vec!["Nope".into()],
+                reorder: true,
+                ..FaultRule::default()
+            })
+            .contains("Nope")
+        );
+    }
+
+    #[test]
+    fn errors_follow_the_rate_and_the_seed_replays() {
+        let run = || {
+            let f = Faults::new();
+            f.add(FaultRule {
+                error: Some(InjectedError::RequestThrottled),
+                error_rate: Some(0.5),
+                seed: Some(7),
+                ..FaultRule::default()
+            })
+            .expect("valid");
+            (0..200)
+                .map(|_| f.before(Action::SendMessage, &send("q")).error.is_some())
+                .collect::<Vec<_>>()
+        };
+        let first = run();
+        let hits = first.iter().filter(|e| **e).count();
+        assert!((60..=140).contains(&hits), "{hits} of 200");
+        assert_eq!(first, run(), "the same seed gives the same faults");
+    }
+
+    #[test]
+    fn rules_match_queue_and_action() {
+        let f = Faults::new();
+        f.add(FaultRule {
+            queue: Some("a".into()),
+            actions: vec!["SendMessage".into()],
+            error: Some(InjectedError::ServiceUnavailable),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+        let e = f
+            .before(Action::SendMessage, &send("a"))
+            .error
+            .expect("hit");
+        assert_eq!(e.code, ErrorCode::ServiceUnavailable);
+        assert!(f.before(Action::SendMessage, &send("b")).error.is_none());
+        let recv = Command::ReceiveMessage(ReceiveMessage {
+            queue_url: "http://h/000000000000/a".into(),
+            ..ReceiveMessage::default()
+        });
+        assert!(f.before(Action::ReceiveMessage, &recv).error.is_none());
+    }
+
+    #[test]
+    fn duplicates_come_back_later_but_never_on_fifo_queues_or_after_delete() {
+        let f = Faults::new();
+        f.add(FaultRule {
+            duplicate_rate: Some(1.0),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+        let msg = |h: &str| Message {
+            receipt_handle: h.into(),
+            ..Message::default()
+        };
+        let mut first = vec![msg("h1"), msg("h2")];
+        f.after_receive("q", 10, &mut first);
+        assert_eq!(first.len(), 2);
+        f.deleted("h2");
+        let mut later = Vec::new();
+        f.after_receive("q", 10, &mut later);
+        let handles: Vec<&str> = later.iter().map(|m| m.receipt_handle.as_str()).collect();
+        assert_eq!(handles, ["h1"]);
+        let mut fifo = vec![msg("f1")];
+        f.after_receive("q.fifo", 10, &mut fifo);
+        let mut fifo_later = Vec::new();
+        f.after_receive("q.fifo", 10, &mut fifo_later);
+        assert!(fifo_later.is_empty());
+    }
+}

@@ -1,0 +1,275 @@
+//! Fault injection: rules added over HTTP or the embedding API answer AWS errors in either
+//! protocol, hand messages out twice, answer short polls empty, and replay by seed; SDK retries
+//! absorb injected throttling.
+
+use std::time::Duration;
+
+use aws_sdk_sqs::config::retry::RetryConfig;
+use aws_sdk_sqs::types::QueueAttributeName;
+use localsqs::server::faults::{FaultRule, InjectedError};
+
+use super::harness::{TestServer, bodies, expect_error};
+use super::http::exchange;
+
+fn client_with_retries(endpoint: &str, retry: RetryConfig) -> aws_sdk_sqs::Client {
+    let conf = aws_sdk_sqs::Config::builder()
+        .endpoint_url(endpoint)
+        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .credentials_provider(aws_credential_types::Credentials::new(
+            "test", "test", None, None, "static",
+        ))
+        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+        .retry_config(retry)
+        .build();
+    aws_sdk_sqs::Client::from_conf(conf)
+}
+
+fn throttle(queue: &str, rate: f64) -> FaultRule {
+    FaultRule {
+        queue: Some(queue.into()),
+        actions: vec!["SendMessage".into()],
+        error: Some(InjectedError::RequestThrottled),
+        error_rate: Some(rate),
+        seed: Some(42),
+        ..FaultRule::default()
+    }
+}
+
+#[tokio::test]
+async fn an_injected_error_reaches_the_sdk_with_its_status_and_code() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("flaky", &[]).await;
+    let other = t.create_queue("steady", &[]).await;
+    t.server
+        .faults()
+        .add(throttle("flaky", 1.0))
+        .expect("valid");
+    let sdk = client_with_retries(&t.server.endpoint(), RetryConfig::disabled());
+    let res = sdk
+        .send_message()
+        .queue_url(&url)
+        .message_body("x")
+        .send()
+        .await;
+    expect_error(
+        "throttled",
+        res,
+        403,
+        "RequestThrottled",
+        Some("Rate exceeded."),
+    );
+    sdk.send_message()
+        .queue_url(&other)
+        .message_body("x")
+        .send()
+        .await
+        .expect("other queues are untouched");
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn sdk_retries_absorb_injected_throttling() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("flaky", &[]).await;
+    t.server
+        .faults()
+        .add(throttle("flaky", 0.5))
+        .expect("valid");
+    let retry = RetryConfig::standard()
+        .with_max_attempts(20)
+        .with_initial_backoff(Duration::from_millis(1))
+        .with_max_backoff(Duration::from_millis(5));
+    let sdk = client_with_retries(&t.server.endpoint(), retry);
+    for i in 0..20 {
+        sdk.send_message()
+            .queue_url(&url)
+            .message_body(format!("m{i}"))
+            .send()
+            .await
+            .expect("retries get every send through");
+    }
+    let (visible, _, _) = t.counts(&url).await;
+    assert_eq!(visible, 20, "each send landed exactly once");
+    let metrics = super::http::get(t.server.local_addr(), "/metrics", &[])
+        .await
+        .expect("metrics");
+    assert!(
+        metrics
+            .body
+            .lines()
+            .any(|l| l.starts_with("localsqs_faults_injected_total{kind=\"error\"}")),
+        "{}",
+        metrics.body
+    );
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn rules_are_managed_over_http_and_answer_in_the_query_protocol_too() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("q", &[]).await;
+    let addr = t.server.local_addr();
+    let added = exchange(
+        addr,
+        "POST",
+        "/_localsqs/faults",
+        &[("Content-Type", "application/json")],
+        r#"{"queue":"q","actions":["ReceiveMessage"],"error":"ServiceUnavailable"}"#,
+    )
+    .await
+    .expect("answered");
+    assert_eq!(added.status, 200, "{}", added.body);
+    let id: serde_json::Value = serde_json::from_str(&added.body).expect("json");
+    let id = id["id"].as_str().expect("an id").to_owned();
+    let listed = exchange(addr, "GET", "/_localsqs/faults", &[], "")
+        .await
+        .expect("list");
+    assert!(listed.body.contains(&id), "{}", listed.body);
+    let query = exchange(
+        addr,
+        "POST",
+        "/",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &format!("Action=ReceiveMessage&QueueUrl={url}"),
+    )
+    .await
+    .expect("answered");
+    assert_eq!(query.status, 503, "{}", query.body);
+    assert!(
+        query.body.contains("<Code>ServiceUnavailable</Code>"),
+        "{}",
+        query.body
+    );
+    assert!(
+        query.body.contains("<Type>Receiver</Type>"),
+        "{}",
+        query.body
+    );
+    let removed = exchange(addr, "DELETE", &format!("/_localsqs/faults/{id}"), &[], "")
+        .await
+        .expect("removed");
+    assert_eq!(removed.status, 200);
+    let again = exchange(addr, "DELETE", &format!("/_localsqs/faults/{id}"), &[], "")
+        .await
+        .expect("answered");
+    assert_eq!(again.status, 404);
+    assert!(t.receive(&url, 1).await.is_empty(), "served normally again");
+    let bad = exchange(
+        addr,
+        "POST",
+        "/_localsqs/faults",
+        &[],
+        r#"{"error":"RequestThrottled","error_rate":3}"#,
+    )
+    .await
+    .expect("answered");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_duplicate_is_handed_out_again_while_in_flight_and_not_after_delete() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("dups", &[]).await;
+    t.server
+        .faults()
+        .add(FaultRule {
+            duplicate_rate: Some(1.0),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+    t.send(&url, "once").await;
+    let first = t.receive(&url, 1).await;
+    assert_eq!(bodies(&first), ["once"]);
+    let second = t.receive(&url, 1).await;
+    assert_eq!(
+        bodies(&second),
+        ["once"],
+        "handed out again while in flight"
+    );
+    assert_eq!(second[0].message_id, first[0].message_id);
+    t.client
+        .delete_message()
+        .queue_url(&url)
+        .receipt_handle(first[0].receipt_handle().unwrap_or_default())
+        .send()
+        .await
+        .expect("deletes");
+    assert!(t.receive(&url, 1).await.is_empty());
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn fifo_queues_never_get_duplicates_or_empty_receives() {
+    let t = TestServer::start().await;
+    let url = t
+        .create_queue(
+            "strict.fifo",
+            &[
+                (QueueAttributeName::FifoQueue, "true"),
+                (QueueAttributeName::ContentBasedDeduplication, "true"),
+            ],
+        )
+        .await;
+    t.server
+        .faults()
+        .add(FaultRule {
+            duplicate_rate: Some(1.0),
+            empty_receive_rate: Some(1.0),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+    t.client
+        .send_message()
+        .queue_url(&url)
+        .message_body("a")
+        .message_group_id("g")
+        .send()
+        .await
+        .expect("sends");
+    assert_eq!(bodies(&t.receive(&url, 10).await), ["a"]);
+    assert!(t.receive(&url, 10).await.is_empty(), "no duplicate on FIFO");
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn short_polls_answer_empty_at_the_rate_and_the_seed_replays() {
+    let run = || async {
+        let t = TestServer::start().await;
+        let url = t.create_queue("sampled", &[]).await;
+        t.server
+            .faults()
+            .add(FaultRule {
+                empty_receive_rate: Some(0.5),
+                seed: Some(9),
+                ..FaultRule::default()
+            })
+            .expect("valid");
+        t.send(&url, "m").await;
+        let mut pattern = Vec::new();
+        for _ in 0..30 {
+            let got = t.receive(&url, 1).await;
+            pattern.push(got.is_empty());
+            if let Some(m) = got.first() {
+                t.client
+                    .change_message_visibility()
+                    .queue_url(&url)
+                    .receipt_handle(m.receipt_handle().unwrap_or_default())
+                    .visibility_timeout(0)
+                    .send()
+                    .await
+                    .expect("back to visible");
+            }
+        }
+        t.shutdown().await;
+        pattern
+    };
+    let first = run().await;
+    let empties = first.iter().filter(|e| **e).count();
+    assert!((5..=25).contains(&empties), "{empties} empty of 30");
+    assert_eq!(
+        first,
+        run().await,
+        "the same seed replays the same receives"
+    );
+}
