@@ -23,6 +23,10 @@ pub enum Route {
     Peek,
     /// `POST /_localsqs/reset`: drops every queue and message.
     Reset,
+    /// `GET /_localsqs/clock`: the server's time, offset and whether it is frozen.
+    ShowClock,
+    /// `POST /_localsqs/clock`: advance, freeze, resume or reset the clock.
+    SetClock,
     /// `GET /_localsqs/faults`: the fault-injection rules.
     ListFaults,
     /// `POST /_localsqs/faults`: adds a rule, answers its id.
@@ -68,12 +72,16 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("GET", PathMatch::Exact("/metrics"), Route::Metrics),
     ("GET", PathMatch::Tree(PEEK_PATH), Route::Peek),
     ("POST", PathMatch::Exact("/_localsqs/reset"), Route::Reset),
+    ("GET", PathMatch::Exact(CLOCK_PATH), Route::ShowClock),
+    ("POST", PathMatch::Exact(CLOCK_PATH), Route::SetClock),
     ("GET", PathMatch::Exact(FAULTS_PATH), Route::ListFaults),
     ("POST", PathMatch::Exact(FAULTS_PATH), Route::AddFault),
     ("DELETE", PathMatch::Exact(FAULTS_PATH), Route::ClearFaults),
     ("DELETE", PathMatch::Under(FAULTS_PATH), Route::RemoveFault),
 ];
 
+/// Path of the clock control.
+pub const CLOCK_PATH: &str = "/_localsqs/clock";
 /// Path of the fault-injection rules.
 pub const FAULTS_PATH: &str = "/_localsqs/faults";
 
@@ -110,6 +118,8 @@ pub(super) async fn handle(
             Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
             Err(e) => wire::error_response(Protocol::Json, &e, request_id),
         },
+        Route::ShowClock => WireResponse::json(200, &json!(shared.clock.state())),
+        Route::SetClock => set_clock(shared, &req.body),
         Route::ListFaults => {
             let rules: Vec<serde_json::Value> = shared
                 .faults
@@ -143,6 +153,53 @@ pub(super) async fn handle(
             }
         }
     }
+}
+
+/// A change of the clock, as `POST /_localsqs/clock` takes it.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClockChange {
+    /// Move forward by this many seconds (fractions allowed).
+    advance_seconds: Option<f64>,
+    /// Stop (`true`) or restart (`false`) time.
+    freeze: Option<bool>,
+    /// Return to real time.
+    #[serde(default)]
+    reset: bool,
+}
+
+fn set_clock(shared: &Shared, body: &[u8]) -> WireResponse {
+    let change: ClockChange = match serde_json::from_slice(body) {
+        Ok(c) => c,
+        Err(e) => return bad_request(&format!("not a clock change: {e}")),
+    };
+    let advance_ms = match change.advance_seconds {
+        None => None,
+        Some(s) if s.is_finite() && s >= 0.0 && s <= 1e12 => {
+            // Rounded to the millisecond the clock counts in; the range check bounds the cast.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            Some((s * 1000.0).round() as u64)
+        }
+        Some(_) => {
+            return bad_request(
+                "advance_seconds must be a number of seconds >= 0: the clock never moves backwards",
+            );
+        }
+    };
+    let clock = &shared.clock;
+    if change.reset {
+        clock.reset();
+    }
+    match change.freeze {
+        Some(true) => clock.freeze(),
+        Some(false) => clock.resume(),
+        None => {}
+    }
+    if let Some(ms) = advance_ms {
+        clock.advance_ms(ms);
+    }
+    shared.engine.wake_all();
+    WireResponse::json(200, &json!(clock.state()))
 }
 
 /// A 400 with a JSON `error` member: the admin endpoints' own error shape.

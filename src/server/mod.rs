@@ -6,6 +6,7 @@
 //! All SQS protocol knowledge lives in `wire`; all queue semantics in `engine`.
 
 pub mod admin;
+pub mod clock;
 mod conn;
 mod dispatch;
 pub mod faults;
@@ -197,6 +198,7 @@ impl Server {
 
     /// Opens the engine, binds the port and starts serving.
     pub async fn start(self) -> Result<RunningServer, Box<dyn std::error::Error + Send + Sync>> {
+        let clock = Arc::new(clock::ControlledClock::new(self.clock));
         let engine = Engine::open(
             EngineConfig {
                 account_id: self.options.account_id.clone(),
@@ -205,7 +207,7 @@ impl Server {
                 enforce_cooloffs: self.options.enforce_cooloffs,
                 ..EngineConfig::default()
             },
-            self.clock,
+            Arc::clone(&clock) as Arc<dyn Clock>,
             self.ids,
         )?;
         if let Some(path) = &self.options.config_file {
@@ -224,12 +226,14 @@ impl Server {
             engine: engine.clone(),
             options: self.options,
             faults: Arc::clone(&faults),
+            clock: Arc::clone(&clock),
         });
         let task = tokio::spawn(listen::accept_loop(listener, shared, stop_rx));
         Ok(RunningServer {
             addr,
             engine,
             faults,
+            clock,
             stop: stop_tx,
             task,
         })
@@ -242,6 +246,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     engine: Engine,
     faults: Arc<faults::Faults>,
+    clock: Arc<clock::ControlledClock>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -263,6 +268,31 @@ impl RunningServer {
     #[must_use]
     pub fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The server's clock: where it stands, whether it is frozen.
+    #[must_use]
+    pub fn clock(&self) -> clock::ClockState {
+        self.clock.state()
+    }
+
+    /// Moves the server's time forward: visibility timeouts, delays, retention, deduplication
+    /// windows and parked long polls all see the new time at once.
+    pub fn advance(&self, by: std::time::Duration) {
+        self.clock
+            .advance_ms(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
+        self.engine.wake_all();
+    }
+
+    /// Stops the server's time where it is (`advance` still moves it).
+    pub fn freeze(&self) {
+        self.clock.freeze();
+    }
+
+    /// Lets the server's time run again from where it stood.
+    pub fn resume(&self) {
+        self.clock.resume();
+        self.engine.wake_all();
     }
 
     /// The fault-injection rules of this server: add, list and remove them while it runs.
@@ -291,4 +321,5 @@ struct Shared {
     options: ServerOptions,
     metrics: metrics::Metrics,
     faults: Arc<faults::Faults>,
+    clock: Arc<clock::ControlledClock>,
 }

@@ -10,6 +10,7 @@ mod harness;
 #[path = "../common/http.rs"]
 mod http;
 
+mod clock;
 mod faults;
 mod fifo;
 mod long_polling;

@@ -1,0 +1,326 @@
+//! The clock users can move (`/_localsqs/clock`, `RunningServer::advance/freeze/resume`):
+//! every time-based rule follows it at once, in memory and with a data directory.
+//!
+//! The base clock is the harness's `ManualClock`, which never moves by itself here, so every
+//! change of time below comes from the controlled clock under test.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use localsqs::engine::ManualClock;
+use serde_json::Value;
+
+use super::harness::{HANG_GUARD, START_MS, TestServer, bodies, expect_error, sys};
+use super::http::exchange;
+
+/// Sends a clock change over HTTP and returns the answered state.
+async fn clock(t: &TestServer, body: &str) -> (u16, Value) {
+    let resp = exchange(
+        t.server.local_addr(),
+        "POST",
+        "/_localsqs/clock",
+        &[("Content-Type", "application/json")],
+        body,
+    )
+    .await
+    .expect("answered");
+    let v = serde_json::from_str(&resp.body).unwrap_or(Value::Null);
+    (resp.status, v)
+}
+
+async fn advance(t: &TestServer, secs: f64) {
+    let (status, v) = clock(t, &format!(r#"{{"advance_seconds": {secs}}}"#)).await;
+    assert_eq!(status, 200, "{v}");
+}
+
+/// Runs `scenario` against a memory server and against a durable one.
+async fn both_modes<F, Fut>(scenario: F)
+where
+    F: Fn(TestServer) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
+    scenario(TestServer::start().await).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    scenario(TestServer::start_with(Arc::new(ManualClock::new(START_MS)), Some(dir.path())).await)
+        .await;
+}
+
+#[tokio::test]
+async fn get_shows_the_clock_and_post_changes_it() {
+    let t = TestServer::start().await;
+    let shown = exchange(t.server.local_addr(), "GET", "/_localsqs/clock", &[], "")
+        .await
+        .expect("answered");
+    let v: Value = serde_json::from_str(&shown.body).expect("json");
+    assert_eq!(v["now_ms"], START_MS);
+    assert_eq!(v["offset_ms"], 0);
+    assert_eq!(v["frozen"], false);
+    let (_, v) = clock(&t, r#"{"advance_seconds": 1.5}"#).await;
+    assert_eq!(v["now_ms"], START_MS + 1500);
+    assert_eq!(v["offset_ms"], 1500);
+    let (_, v) = clock(&t, r#"{"freeze": true}"#).await;
+    assert_eq!(v["frozen"], true);
+    t.clock.advance_ms(10_000);
+    let (_, v) = clock(&t, r#"{"advance_seconds": 0}"#).await;
+    assert_eq!(v["now_ms"], START_MS + 1500, "frozen time does not run");
+    let (_, v) = clock(&t, r#"{"freeze": false}"#).await;
+    assert_eq!(v["frozen"], false);
+    assert_eq!(v["now_ms"], START_MS + 1500, "resumes from where it stood");
+    let (status, v) = clock(&t, r#"{"advance_seconds": -5}"#).await;
+    assert_eq!(status, 400);
+    assert!(
+        v["error"].as_str().unwrap_or("").contains("backwards"),
+        "{v}"
+    );
+    let (_, v) = clock(&t, r#"{"reset": true}"#).await;
+    assert_eq!(v["offset_ms"], 0);
+    assert_eq!(v["now_ms"], START_MS + 10_000);
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn visibility_timeouts_and_sent_timestamps_follow_the_clock() {
+    both_modes(|t| async move {
+        let url = t
+            .create_queue("vis", &[(QueueAttributeName::VisibilityTimeout, "30")])
+            .await;
+        advance(&t, 1000.0).await;
+        t.send(&url, "m").await;
+        let got = t.receive(&url, 1).await;
+        assert_eq!(
+            sys(&got[0], &MessageSystemAttributeName::SentTimestamp),
+            Some((START_MS + 1_000_000).to_string().as_str())
+        );
+        advance(&t, 29.0).await;
+        assert!(t.receive(&url, 1).await.is_empty(), "still in flight");
+        advance(&t, 1.0).await;
+        assert_eq!(
+            bodies(&t.receive(&url, 1).await),
+            ["m"],
+            "visible again at 30 s"
+        );
+        t.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn message_and_queue_delays_follow_the_clock() {
+    both_modes(|t| async move {
+        let url = t
+            .create_queue("delayed", &[(QueueAttributeName::DelaySeconds, "60")])
+            .await;
+        t.send(&url, "queue-delay").await;
+        t.client
+            .send_message()
+            .queue_url(&url)
+            .message_body("own-delay")
+            .delay_seconds(900)
+            .send()
+            .await
+            .expect("sends");
+        assert_eq!(t.counts(&url).await, (0, 0, 2));
+        advance(&t, 60.0).await;
+        let first = t.receive(&url, 10).await;
+        assert_eq!(bodies(&first), ["queue-delay"]);
+        super::harness::delete(&t, &url, &first[0]).await;
+        advance(&t, 840.0).await;
+        assert_eq!(bodies(&t.receive(&url, 10).await), ["own-delay"]);
+        t.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn retention_follows_the_clock() {
+    both_modes(|t| async move {
+        let url = t
+            .create_queue(
+                "short",
+                &[(QueueAttributeName::MessageRetentionPeriod, "60")],
+            )
+            .await;
+        t.send(&url, "old").await;
+        advance(&t, 61.0).await;
+        assert!(t.receive(&url, 10).await.is_empty(), "expired by retention");
+        assert_eq!(t.counts(&url).await, (0, 0, 0));
+        t.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
+    both_modes(|t| async move {
+        let url = t
+            .create_queue(
+                "dedup.fifo",
+                &[
+                    (QueueAttributeName::FifoQueue, "true"),
+                    (QueueAttributeName::VisibilityTimeout, "900"),
+                ],
+            )
+            .await;
+        let send = |body: &'static str| {
+            t.client
+                .send_message()
+                .queue_url(&url)
+                .message_body(body)
+                .message_group_id("g")
+                .message_deduplication_id("same")
+                .send()
+        };
+        send("first").await.expect("sends");
+        advance(&t, 299.0).await;
+        send("deduplicated").await.expect("accepted and dropped");
+        let receive = || {
+            t.client
+                .receive_message()
+                .queue_url(&url)
+                .max_number_of_messages(10)
+                .receive_request_attempt_id("attempt")
+                .send()
+        };
+        let once = receive()
+            .await
+            .expect("receives")
+            .messages
+            .unwrap_or_default();
+        assert_eq!(bodies(&once), ["first"]);
+        let retry = receive().await.expect("retry").messages.unwrap_or_default();
+        assert_eq!(
+            retry[0].receipt_handle, once[0].receipt_handle,
+            "same attempt"
+        );
+        advance(&t, 301.0).await;
+        let late = receive()
+            .await
+            .expect("receives")
+            .messages
+            .unwrap_or_default();
+        assert!(
+            late.is_empty(),
+            "the attempt window closed; the group is in flight"
+        );
+        send("after-window").await.expect("sends");
+        t.client
+            .delete_message()
+            .queue_url(&url)
+            .receipt_handle(once[0].receipt_handle().unwrap_or_default())
+            .send()
+            .await
+            .expect("deletes");
+        assert_eq!(bodies(&t.receive(&url, 10).await), ["after-window"]);
+        t.shutdown().await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn parked_long_polls_end_and_wake_on_the_controlled_clock() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("poll", &[]).await;
+    let poll = |wait: i32| {
+        t.client
+            .receive_message()
+            .queue_url(&url)
+            .wait_time_seconds(wait)
+            .send()
+    };
+    let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        advance(&t, 20.0).await;
+    });
+    let got = got
+        .expect("the 20 s wait elapsed on the clock")
+        .expect("ok");
+    assert!(got.messages.unwrap_or_default().is_empty());
+    t.client
+        .send_message()
+        .queue_url(&url)
+        .message_body("later")
+        .delay_seconds(10)
+        .send()
+        .await
+        .expect("sends");
+    let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        advance(&t, 10.0).await;
+    });
+    let got = got.expect("woken by the advance").expect("ok");
+    assert_eq!(bodies(&got.messages.unwrap_or_default()), ["later"]);
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn purge_cool_off_follows_the_clock_when_enforced() {
+    let server = localsqs::Server::builder()
+        .clock(Arc::new(ManualClock::new(START_MS)))
+        .enforce_cooloffs(true)
+        .start()
+        .await
+        .expect("starts");
+    let sqs = super::harness::client(&server.endpoint());
+    let url = sqs
+        .create_queue()
+        .queue_name("purged")
+        .send()
+        .await
+        .expect("creates")
+        .queue_url
+        .unwrap_or_default();
+    sqs.purge_queue()
+        .queue_url(&url)
+        .send()
+        .await
+        .expect("purges");
+    let again = sqs.purge_queue().queue_url(&url).send().await;
+    expect_error(
+        "second purge",
+        again,
+        403,
+        "AWS.SimpleQueueService.PurgeQueueInProgress",
+        None,
+    );
+    server.advance(Duration::from_secs(60));
+    sqs.purge_queue()
+        .queue_url(&url)
+        .send()
+        .await
+        .expect("after 60 s");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_rust_api_freezes_resumes_and_advances() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    server.freeze();
+    let frozen = server.clock();
+    assert!(frozen.frozen);
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    assert_eq!(server.clock().now_ms, frozen.now_ms, "frozen");
+    server.advance(Duration::from_secs(90));
+    assert_eq!(server.clock().now_ms, frozen.now_ms + 90_000);
+    server.resume();
+    assert!(!server.clock().frozen);
+    assert!(server.clock().now_ms >= frozen.now_ms + 90_000);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn move_task_pacing_follows_the_clock() {
+    use crate::move_tasks::{poison, quick_source, start_task, wait_moved, wait_status};
+    let t = TestServer::start().await;
+    let dlq = t.create_queue("dlq", &[]).await;
+    let dlq_arn = super::harness::arn(&t, &dlq).await;
+    let src = quick_source(&t, "src", &dlq_arn).await;
+    poison(&t, &src, &["a", "b", "c", "d"]).await;
+    start_task(&t, &dlq_arn, None, Some(2)).await;
+    wait_moved(&t, &dlq_arn, 2).await;
+    advance(&t, 1.0).await;
+    wait_moved(&t, &dlq_arn, 4).await;
+    wait_status(&t, &dlq_arn, "COMPLETED").await;
+    assert_eq!(t.counts(&src).await, (4, 0, 0));
+    t.shutdown().await;
+}
