@@ -175,7 +175,7 @@ fn set_clock(shared: &Shared, body: &[u8]) -> WireResponse {
     };
     let advance_ms = match change.advance_seconds {
         None => None,
-        Some(s) if s.is_finite() && s >= 0.0 && s <= 1e12 => {
+        Some(s) if (0.0..=1e12).contains(&s) => {
             // Rounded to the millisecond the clock counts in; the range check bounds the cast.
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             Some((s * 1000.0).round() as u64)
