@@ -3,8 +3,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::Parser;
 use std::time::Duration;
+
+use clap::Parser;
+
+mod ctl;
 
 use localsqs::server::{ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
 
@@ -12,11 +15,19 @@ use localsqs::server::{ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES,
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Flags {
+    /// Talk to a running server instead of starting one.
+    #[command(subcommand)]
+    ctl: Option<ctl::Ctl>,
     /// Address to listen on.
-    #[arg(long, env = "LOCALSQS_HOST", default_value = "127.0.0.1")]
+    #[arg(
+        long,
+        global = true,
+        env = "LOCALSQS_HOST",
+        default_value = "127.0.0.1"
+    )]
     host: String,
     /// Port to listen on.
-    #[arg(long, env = "LOCALSQS_PORT", default_value_t = 9324)]
+    #[arg(long, global = true, env = "LOCALSQS_PORT", default_value_t = 9324)]
     port: u16,
     /// Keep state durably in this directory (default: in memory).
     #[arg(long, env = "LOCALSQS_DATA_DIR")]
@@ -63,22 +74,50 @@ struct Flags {
         value_delimiter = ','
     )]
     cors_origins: Vec<String>,
+    /// Log lines as text (coloured only on a terminal) or as one JSON object per line.
+    #[arg(long, global = true, env = "LOCALSQS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Instead of serving, ask the server on --port for GET /health and exit 0 if it is
     /// healthy (for container HEALTHCHECKs in images without curl).
     #[arg(long)]
     healthcheck: bool,
 }
 
+/// How log lines are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    /// Human-readable lines; coloured only when stderr is a terminal.
+    Text,
+    /// One JSON object per line, for log shippers.
+    Json,
+}
+
+fn init_logs(format: LogFormat) {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let logs = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => logs.with_ansi(std::io::stderr().is_terminal()).init(),
+        LogFormat::Json => logs.json().with_ansi(false).init(),
+    }
+}
+
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
     let f = Flags::parse();
+    init_logs(f.log_format);
     if f.healthcheck {
-        return healthcheck(f.port);
+        return ctl::healthcheck(f.port);
+    }
+    if let Some(c) = f.ctl {
+        let host = if f.host == "0.0.0.0" {
+            "127.0.0.1"
+        } else {
+            &f.host
+        };
+        return ctl::run(c, host, f.port);
     }
     let options = ServerOptions {
         host: f.host,
@@ -129,27 +168,6 @@ async fn run(options: ServerOptions) -> ExitCode {
     server.shutdown().await;
     tracing::info!("stopped");
     ExitCode::SUCCESS
-}
-
-/// `GET /health` on the local port with a plain socket; exit 0 on a 200.
-fn healthcheck(port: u16) -> ExitCode {
-    use std::io::{Read, Write};
-    use std::time::Duration;
-    let ok = (|| -> std::io::Result<bool> {
-        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
-        s.set_read_timeout(Some(Duration::from_secs(2)))?;
-        s.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
-        let mut buf = Vec::new();
-        s.read_to_end(&mut buf)?;
-        Ok(buf.starts_with(b"HTTP/1.1 200"))
-    })()
-    .unwrap_or(false);
-    if ok {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    }
 }
 
 async fn shutdown_signal() {

@@ -11,7 +11,7 @@ use hyper::{Request, Response, StatusCode};
 
 use super::origin::{self, Verdict};
 use super::{Shared, admin};
-use crate::command::{Command, ReceiveMessageResult, Reply};
+use crate::command::{Action, Command, ReceiveMessageResult, Reply};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -110,8 +110,11 @@ pub(super) async fn serve(
         base_url: format!("http://{host}"),
         body,
     };
-    let mut resp = match route {
-        Some(route) => admin::handle(route, shared, &wreq, accept_json, &request_id).await,
+    let (mut resp, queue) = match route {
+        Some(route) => (
+            admin::handle(route, shared, &wreq, accept_json, &request_id).await,
+            None,
+        ),
         None => execute(shared, &wreq, &request_id).await,
     };
     resp.headers.extend(cors);
@@ -121,6 +124,9 @@ pub(super) async fn serve(
             .observe(action, started.elapsed().as_secs_f64());
     }
     tracing::debug!(
+        action = %resp.action.map_or("-", Action::name),
+        queue = %queue.as_deref().unwrap_or("-"),
+        request_id = %request_id,
         method = %wreq.method,
         path = %wreq.path,
         status = resp.status,
@@ -130,12 +136,18 @@ pub(super) async fn serve(
     respond(resp, &request_id)
 }
 
-/// The SQS API: decode, execute, encode, with any injected faults.
-async fn execute(shared: &Shared, req: &WireRequest, request_id: &str) -> WireResponse {
+/// The SQS API: decode, execute, encode, with any injected faults. Also returns the name of
+/// the queue addressed, for the log.
+async fn execute(
+    shared: &Shared,
+    req: &WireRequest,
+    request_id: &str,
+) -> (WireResponse, Option<String>) {
     let d = match wire::decode(req, request_id) {
-        Err(rejected) => return rejected,
+        Err(rejected) => return (rejected, None),
         Ok(d) => d,
     };
+    let queue = d.command.queue_name().map(str::to_owned);
     let faults = &shared.faults;
     let before = faults.before(d.action, &d.command);
     if let Some(latency) = before.latency {
@@ -146,7 +158,6 @@ async fn execute(shared: &Shared, req: &WireRequest, request_id: &str) -> WireRe
     } else if before.empty_receive {
         Ok(Reply::ReceiveMessage(ReceiveMessageResult::default()))
     } else {
-        let queue = d.command.queue_name().map(str::to_owned);
         let max = match &d.command {
             Command::ReceiveMessage(r) => {
                 usize::try_from(r.max_number_of_messages.unwrap_or(1)).unwrap_or(1)
@@ -169,7 +180,10 @@ async fn execute(shared: &Shared, req: &WireRequest, request_id: &str) -> WireRe
         }
         result
     };
-    wire::encode(d.protocol, d.action, &result, request_id)
+    (
+        wire::encode(d.protocol, d.action, &result, request_id),
+        queue,
+    )
 }
 
 /// The `host:port` that queue URLs carry: the request's `Host` header when it is a plain

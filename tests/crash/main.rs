@@ -33,6 +33,7 @@
 mod http;
 mod process;
 
+mod cli;
 mod datadir;
 mod ledger;
 mod load;

@@ -45,6 +45,11 @@ pub struct Proc {
 impl Proc {
     /// Starts the binary with `--port <free port>` and the extra `args`; does not wait.
     pub fn spawn(args: &[&std::ffi::OsStr]) -> Proc {
+        Self::spawn_with_env(args, &[])
+    }
+
+    /// [`Proc::spawn`] with extra environment variables.
+    pub fn spawn_with_env(args: &[&std::ffi::OsStr], env: &[(&str, &str)]) -> Proc {
         let port = free_port();
         let logs = tempfile::tempdir().expect("log dir");
         let out = File::create(logs.path().join("stdout")).expect("stdout file");
@@ -57,6 +62,8 @@ impl Proc {
             .args(args)
             .env_remove("LOCALSQS_DATA_DIR")
             .env_remove("LOCALSQS_CONFIG")
+            .env_remove("RUST_LOG")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
