@@ -324,3 +324,45 @@ async fn move_task_pacing_follows_the_clock() {
     assert_eq!(t.counts(&src).await, (4, 0, 0));
     t.shutdown().await;
 }
+
+/// The README's example, verbatim in spirit: a redrive after 3 × 30-second visibility
+/// timeouts, checked in milliseconds of real time.
+#[tokio::test]
+async fn readme_redrive_after_three_visibility_timeouts() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let sqs = super::harness::client(&server.endpoint());
+    let dlq = sqs.create_queue().queue_name("orders-dlq").send().await.expect("dlq");
+    let dlq_url = dlq.queue_url().unwrap_or_default();
+    let dlq_arn = sqs
+        .get_queue_attributes()
+        .queue_url(dlq_url)
+        .attribute_names(QueueAttributeName::QueueArn)
+        .send()
+        .await
+        .expect("arn")
+        .attributes()
+        .and_then(|a| a.get(&QueueAttributeName::QueueArn).cloned())
+        .unwrap_or_default();
+    let policy = format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":"3"}}"#);
+    let url = sqs
+        .create_queue()
+        .queue_name("orders")
+        .attributes(QueueAttributeName::VisibilityTimeout, "30")
+        .attributes(QueueAttributeName::RedrivePolicy, policy)
+        .send()
+        .await
+        .expect("source")
+        .queue_url
+        .unwrap_or_default();
+    sqs.send_message().queue_url(&url).message_body("poison").send().await.expect("sent");
+    for _ in 0..3 {
+        let got = sqs.receive_message().queue_url(&url).send().await.expect("receive");
+        assert_eq!(got.messages().len(), 1, "received, and the consumer fails");
+        server.advance(Duration::from_secs(30)); // the visibility timeout passes at once
+    }
+    let fourth = sqs.receive_message().queue_url(&url).send().await.expect("receive");
+    assert!(fourth.messages().is_empty(), "moved to the DLQ instead");
+    let dead = sqs.receive_message().queue_url(dlq_url).send().await.expect("receive");
+    assert_eq!(dead.messages()[0].body(), Some("poison"));
+    server.shutdown().await;
+}
