@@ -253,7 +253,11 @@ fn peek(shared: &Shared, req: &WireRequest, accept_json: bool, request_id: &str)
         .engine
         .peek(&url, flag("ShowInvisible"), flag("ShowDelayed"))
         .map(|messages| Reply::ReceiveMessage(ReceiveMessageResult { messages }));
-    let mut resp = wire::encode(protocol, Action::ReceiveMessage, &result, request_id);
+    let mut resp = match (&result, accept_json) {
+        // LocalStack answers JSON peeks with its XML document's names (`Message`, `Attribute`).
+        (Ok(reply), true) => wire::encode_xml_names(Action::ReceiveMessage, reply, request_id),
+        _ => wire::encode(protocol, Action::ReceiveMessage, &result, request_id),
+    };
     // A peek is not an SQS request: keep it out of the per-action latency metrics.
     resp.action = None;
     resp

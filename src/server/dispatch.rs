@@ -78,6 +78,7 @@ pub(super) async fn serve(
     let query = req.uri().query().map(str::to_owned);
     let trace_header = header(&req, "x-amzn-trace-id");
     let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
+    let protocol = protocol.negotiate(accept_json);
     let collect = Limited::new(req.into_body(), shared.options.max_request_bytes).collect();
     let body = match tokio::time::timeout(shared.options.limits.body_timeout, collect).await {
         Ok(Ok(b)) => b.to_bytes().to_vec(),

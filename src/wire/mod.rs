@@ -10,6 +10,7 @@ pub mod decode;
 pub mod encode;
 pub mod json;
 pub mod params;
+pub mod query_json;
 pub mod xml;
 
 use std::collections::BTreeMap;
@@ -92,6 +93,9 @@ pub enum Protocol {
     Query,
     /// `X-Amz-Target` request, JSON response.
     Json,
+    /// A Query request whose client accepts JSON: AWS answers with the Query response
+    /// rendered as JSON (§3.1).
+    QueryJson,
 }
 
 impl Protocol {
@@ -105,7 +109,19 @@ impl Protocol {
             Protocol::Query
         }
     }
+
+    /// The protocol to answer in, given whether the client's `Accept` header asks for JSON.
+    #[must_use]
+    pub fn negotiate(self, accept_json: bool) -> Protocol {
+        match self {
+            Protocol::Query if accept_json => Protocol::QueryJson,
+            other => other,
+        }
+    }
 }
+
+/// Content type of Query responses rendered as JSON.
+pub const QUERY_JSON_CONTENT_TYPE: &str = "application/json";
 
 /// A request decoded into a command, with everything needed to run and answer it.
 #[derive(Debug, Clone)]
@@ -132,7 +148,17 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
             xml::error_body(
                 spec.fault.as_str(),
                 spec.legacy_code,
-                err.text(protocol == Protocol::Query),
+                err.text(true),
+                request_id,
+            ),
+        ),
+        Protocol::QueryJson => WireResponse::new(
+            spec.status,
+            QUERY_JSON_CONTENT_TYPE,
+            query_json::error_body(
+                spec.fault.as_str(),
+                spec.legacy_code,
+                err.text(true),
                 request_id,
             ),
         ),
@@ -156,7 +182,7 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
 pub fn decode(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResponse> {
     match req.protocol {
         Protocol::Json => decode_json(req, request_id),
-        Protocol::Query => decode_query(req, request_id),
+        Protocol::Query | Protocol::QueryJson => decode_query(req, request_id),
     }
 }
 
@@ -179,6 +205,19 @@ pub fn encode(
                 serde_json::Value::Object(out.obj).to_string(),
             )
         }
+        (Protocol::QueryJson, Ok(reply)) => {
+            let mut out = query_json::QueryJsonOut::new(query_json::Dialect::Aws);
+            encode::encode_reply(reply, &mut out);
+            WireResponse::new(
+                200,
+                QUERY_JSON_CONTENT_TYPE,
+                query_json::envelope(
+                    action.name(),
+                    encode::has_result(action).then_some(out.obj),
+                    request_id,
+                ),
+            )
+        }
         (Protocol::Query, Ok(reply)) => {
             let mut out = xml::XmlOut::default();
             encode::encode_reply(reply, &mut out);
@@ -194,6 +233,19 @@ pub fn encode(
         }
     };
     resp.with_action(Some(action))
+}
+
+/// A reply rendered as its Query XML document turned into JSON, element names kept: the shape
+/// of LocalStack's developer endpoints with `Accept: application/json`.
+#[must_use]
+pub fn encode_xml_names(action: Action, reply: &Reply, request_id: &str) -> WireResponse {
+    let mut out = query_json::QueryJsonOut::new(query_json::Dialect::XmlNames);
+    encode::encode_reply(reply, &mut out);
+    WireResponse::new(
+        200,
+        QUERY_JSON_CONTENT_TYPE,
+        query_json::envelope(action.name(), Some(out.obj), request_id),
+    )
 }
 
 fn context(req: &WireRequest) -> RequestContext {
@@ -280,8 +332,9 @@ fn is_queue_path(path: &str) -> bool {
 }
 
 fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResponse> {
+    let protocol = req.protocol;
     let mut fields = form_fields(req.query.as_deref(), &req.body)
-        .map_err(|e| error_response(Protocol::Query, &e, request_id))?;
+        .map_err(|e| error_response(protocol, &e, request_id))?;
     let Some(action_name) = fields.remove("Action") else {
         // No action at all: AWS answers 404 with a bare XML element (§1.4).
         return Err(WireResponse::new(
@@ -291,7 +344,7 @@ fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResp
         ));
     };
     let named = Action::from_name(&action_name);
-    let reject = |e: SqsError| error_response(Protocol::Query, &e, request_id).with_action(named);
+    let reject = |e: SqsError| error_response(protocol, &e, request_id).with_action(named);
     let action = named
         .filter(|a| {
             !(is_queue_path(&req.path) && matches!(a, Action::CreateQueue | Action::ListQueues))
@@ -309,7 +362,7 @@ fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResp
     let command =
         decode::decode(action, &QueryParams::new(fields, action.name())).map_err(reject)?;
     Ok(Decoded {
-        protocol: Protocol::Query,
+        protocol,
         action,
         ctx: context(req),
         command,

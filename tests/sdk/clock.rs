@@ -331,7 +331,12 @@ async fn move_task_pacing_follows_the_clock() {
 async fn readme_redrive_after_three_visibility_timeouts() {
     let server = localsqs::Server::builder().start().await.expect("starts");
     let sqs = super::harness::client(&server.endpoint());
-    let dlq = sqs.create_queue().queue_name("orders-dlq").send().await.expect("dlq");
+    let dlq = sqs
+        .create_queue()
+        .queue_name("orders-dlq")
+        .send()
+        .await
+        .expect("dlq");
     let dlq_url = dlq.queue_url().unwrap_or_default();
     let dlq_arn = sqs
         .get_queue_attributes()
@@ -354,15 +359,35 @@ async fn readme_redrive_after_three_visibility_timeouts() {
         .expect("source")
         .queue_url
         .unwrap_or_default();
-    sqs.send_message().queue_url(&url).message_body("poison").send().await.expect("sent");
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("poison")
+        .send()
+        .await
+        .expect("sent");
     for _ in 0..3 {
-        let got = sqs.receive_message().queue_url(&url).send().await.expect("receive");
+        let got = sqs
+            .receive_message()
+            .queue_url(&url)
+            .send()
+            .await
+            .expect("receive");
         assert_eq!(got.messages().len(), 1, "received, and the consumer fails");
         server.advance(Duration::from_secs(30)); // the visibility timeout passes at once
     }
-    let fourth = sqs.receive_message().queue_url(&url).send().await.expect("receive");
+    let fourth = sqs
+        .receive_message()
+        .queue_url(&url)
+        .send()
+        .await
+        .expect("receive");
     assert!(fourth.messages().is_empty(), "moved to the DLQ instead");
-    let dead = sqs.receive_message().queue_url(dlq_url).send().await.expect("receive");
+    let dead = sqs
+        .receive_message()
+        .queue_url(dlq_url)
+        .send()
+        .await
+        .expect("receive");
     assert_eq!(dead.messages()[0].body(), Some("poison"));
     server.shutdown().await;
 }

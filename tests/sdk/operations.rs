@@ -87,7 +87,11 @@ async fn health_metrics_peek_and_reset() {
     let (status, body) = request(ep, "GET", &peek, &[("Accept", "application/json")]).await;
     assert_eq!(status, 200, "{body}");
     let v: serde_json::Value = serde_json::from_str(&body).expect("json");
-    assert_eq!(v["Messages"].as_array().map(Vec::len), Some(1));
+    // LocalStack's JSON peek: the XML document's names, every repeated element a list.
+    let messages = &v["ReceiveMessageResponse"]["ReceiveMessageResult"]["Message"];
+    assert_eq!(messages.as_array().map(Vec::len), Some(1), "{v}");
+    let attrs = messages[0]["Attribute"].as_array().expect("attribute list");
+    assert!(attrs.iter().any(|a| a["Name"] == "SentTimestamp"), "{v}");
     let (_, body) = request(
         ep,
         "GET",
@@ -96,7 +100,9 @@ async fn health_metrics_peek_and_reset() {
     )
     .await;
     let v: serde_json::Value = serde_json::from_str(&body).expect("json");
-    let all = v["Messages"].as_array().expect("messages");
+    let all = v["ReceiveMessageResponse"]["ReceiveMessageResult"]["Message"]
+        .as_array()
+        .expect("messages");
     assert_eq!(all.len(), 2);
     assert_eq!(all[0]["ReceiptHandle"], "SQS/BACKDOOR/ACCESS");
     let (_, xml) = request(ep, "GET", &format!("{peek}&ShowInvisible=true"), &[]).await;
