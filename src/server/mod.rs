@@ -27,9 +27,12 @@ pub use origin::CorsOrigins;
 
 use crate::engine::{Clock, Engine, EngineConfig, IdGen, RandomIds, SystemClock};
 
-/// Default request body limit: a 1 MiB message can triple in size when percent-encoded in a
-/// Query form body, so allow that plus room for the other parameters.
-pub const DEFAULT_MAX_REQUEST_BYTES: usize = 3 * 1024 * 1024 + 64 * 1024;
+/// Default request body limit, a bound on memory rather than an SQS rule: SQS's own limits
+/// (message and batch sizes) are checked on the decoded values. A valid 1 MiB message can grow
+/// sixfold on the wire (botocore writes a control character such as DEL as `\u007f` in JSON;
+/// percent-encoding triples bytes in a Query form), so allow that plus room for the other
+/// parameters. The connection cap bounds how many such bodies are held at once.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 6 * 1024 * 1024 + 256 * 1024;
 
 /// Server options (all of them have flags and environment variables in the binary).
 #[derive(Debug, Clone)]

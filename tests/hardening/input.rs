@@ -74,3 +74,54 @@ async fn a_signed_index_is_not_merged_with_a_plain_one() {
     );
     server.shutdown().await;
 }
+
+/// botocore escapes DEL (0x7F) as `\u007f`, six bytes on the wire for one in the message: a
+/// valid 540 KB message must not be refused as too large because of its encoding.
+#[tokio::test]
+async fn size_limits_count_decoded_bytes_not_encoded_ones() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let addr = server.local_addr();
+    let json = |target: &str, body: String| {
+        let target = format!("AmazonSQS.{target}");
+        async move {
+            exchange(
+                addr,
+                "POST",
+                "/",
+                &[
+                    ("Content-Type", "application/x-amz-json-1.0"),
+                    ("X-Amz-Target", target.as_str()),
+                ],
+                &body,
+            )
+            .await
+            .expect("answered")
+        }
+    };
+    let created = json("CreateQueue", r#"{"QueueName":"big"}"#.to_owned()).await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    let url = format!("http://{addr}/000000000000/big");
+    let escaped = "\\u007f".repeat(540 * 1024);
+    let sent = json(
+        "SendMessage",
+        format!(r#"{{"QueueUrl":"{url}","MessageBody":"{escaped}"}}"#),
+    )
+    .await;
+    assert_eq!(
+        sent.status,
+        200,
+        "{}",
+        &sent.body[..sent.body.len().min(300)]
+    );
+    let too_big = "a".repeat(1024 * 1024 + 1);
+    let refused = json(
+        "SendMessage",
+        format!(r#"{{"QueueUrl":"{url}","MessageBody":"{too_big}"}}"#),
+    )
+    .await;
+    assert_eq!(
+        refused.status, 400,
+        "SQS's own limit still applies to the decoded body"
+    );
+    server.shutdown().await;
+}
