@@ -9,7 +9,9 @@ use clap::Parser;
 
 mod ctl;
 
-use localsqs::server::{ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES, ServerOptions};
+use localsqs::server::{
+    Compat, ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES, ServerOptions,
+};
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
 #[derive(Debug, Parser)]
@@ -74,6 +76,11 @@ struct Flags {
         value_delimiter = ','
     )]
     cors_origins: Vec<String>,
+    /// Follow another emulator's conventions: `localstack` hands out LocalStack-style queue
+    /// URLs (http://sqs.<region>.localhost.localstack.cloud:<port>/<account>/<name>); run it
+    /// with --port 4566 so a LocalStack-based suite only changes its image.
+    #[arg(long, env = "LOCALSQS_COMPAT", value_enum, default_value_t = CompatFlag::None)]
+    compat: CompatFlag,
     /// Log lines as text (coloured only on a terminal) or as one JSON object per line.
     #[arg(long, global = true, env = "LOCALSQS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -81,6 +88,15 @@ struct Flags {
     /// healthy (for container HEALTHCHECKs in images without curl).
     #[arg(long)]
     healthcheck: bool,
+}
+
+/// `--compat` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CompatFlag {
+    /// localsqs's own conventions.
+    None,
+    /// LocalStack's queue URLs.
+    Localstack,
 }
 
 /// How log lines are written.
@@ -136,6 +152,10 @@ fn main() -> ExitCode {
             max_connections: f.max_connections.max(1),
         },
         cors_origins: CorsOrigins::new(f.cors_origins),
+        compat: match f.compat {
+            CompatFlag::None => Compat::None,
+            CompatFlag::Localstack => Compat::LocalStack,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

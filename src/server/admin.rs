@@ -23,6 +23,8 @@ pub enum Route {
     Peek,
     /// `POST /_localsqs/reset`: drops every queue and message.
     Reset,
+    /// `GET /_localstack/health`: LocalStack's health check, answering that SQS is running.
+    LocalStackHealth,
     /// `GET /_localsqs/clock`: the server's time, offset and whether it is frozen.
     ShowClock,
     /// `POST /_localsqs/clock`: advance, freeze, resume or reset the clock.
@@ -70,6 +72,16 @@ pub const PEEK_PATH: &str = "/_aws/sqs/messages";
 const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("GET", PathMatch::Exact("/health"), Route::Health),
     ("GET", PathMatch::Exact("/metrics"), Route::Metrics),
+    (
+        "GET",
+        PathMatch::Exact("/_localstack/health"),
+        Route::LocalStackHealth,
+    ),
+    (
+        "HEAD",
+        PathMatch::Exact("/_localstack/health"),
+        Route::LocalStackHealth,
+    ),
     ("GET", PathMatch::Tree(PEEK_PATH), Route::Peek),
     ("POST", PathMatch::Exact("/_localsqs/reset"), Route::Reset),
     ("GET", PathMatch::Exact(CLOCK_PATH), Route::ShowClock),
@@ -118,6 +130,15 @@ pub(super) async fn handle(
             Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
             Err(e) => wire::error_response(Protocol::Json, &e, request_id),
         },
+        // The shape LocalStack answers; suites and wait scripts check services.sqs.
+        Route::LocalStackHealth => WireResponse::json(
+            200,
+            &json!({
+                "services": { "sqs": "running" },
+                "edition": "community",
+                "version": concat!("localsqs-", env!("CARGO_PKG_VERSION")),
+            }),
+        ),
         Route::ShowClock => WireResponse::json(200, &json!(shared.clock.state())),
         Route::SetClock => set_clock(shared, &req.body),
         Route::ListFaults => {

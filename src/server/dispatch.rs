@@ -10,7 +10,7 @@ use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 
 use super::origin::{self, Verdict};
-use super::{Shared, admin};
+use super::{Compat, Shared, admin};
 use crate::command::{Action, Command, ReceiveMessageResult, Reply};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -72,6 +72,16 @@ pub(super) async fn serve(
         .queue_host
         .clone()
         .unwrap_or_else(|| queue_authority(host_header.as_deref(), local));
+    let base_url = match shared.options.compat {
+        Compat::None => format!("http://{host}"),
+        Compat::LocalStack => {
+            let port = host.rsplit_once(':').map_or("4566", |(_, p)| p);
+            format!(
+                "http://sqs.{}.localhost.localstack.cloud:{port}",
+                shared.options.region
+            )
+        }
+    };
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
     let route = admin::route(&method, &path, target.is_some());
@@ -108,7 +118,7 @@ pub(super) async fn serve(
         query,
         target,
         trace_header,
-        base_url: format!("http://{host}"),
+        base_url,
         body,
     };
     let (mut resp, queue) = match route {

@@ -59,6 +59,18 @@ pub struct ServerOptions {
     pub limits: ConnectionLimits,
     /// Browser origins let in besides the server's own (`--cors-origin`).
     pub cors_origins: CorsOrigins,
+    /// Which other emulator's conventions to follow, if any (`--compat`).
+    pub compat: Compat,
+}
+
+/// Another emulator whose conventions the server can follow, for suites written against it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compat {
+    /// localsqs's own: queue URLs follow the Host header.
+    #[default]
+    None,
+    /// LocalStack's: queue URLs `http://sqs.<region>.localhost.localstack.cloud:<port>/<account>/<name>`.
+    LocalStack,
 }
 
 impl Default for ServerOptions {
@@ -75,6 +87,7 @@ impl Default for ServerOptions {
             config_file: None,
             limits: ConnectionLimits::default(),
             cors_origins: CorsOrigins::default(),
+            compat: Compat::None,
         }
     }
 }
@@ -175,6 +188,13 @@ impl Server {
     #[must_use]
     pub fn cors_origins(mut self, origins: CorsOrigins) -> Self {
         self.options.cors_origins = origins;
+        self
+    }
+
+    /// Follows another emulator's conventions (queue URLs).
+    #[must_use]
+    pub fn compat(mut self, compat: Compat) -> Self {
+        self.options.compat = compat;
         self
     }
 

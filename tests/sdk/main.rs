@@ -11,6 +11,7 @@ mod harness;
 mod http;
 
 mod clock;
+mod compat;
 mod faults;
 mod fifo;
 mod long_polling;
