@@ -247,12 +247,6 @@ pub fn short_name(s: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
-/// Whether a batch entry id is valid: 1–80 of `[A-Za-z0-9_-]`.
-#[must_use]
-pub fn batch_entry_id(id: &str) -> bool {
-    short_name(id)
-}
-
 /// Checks a queue name: [`short_name`] rules, 80 characters in all, and the `.fifo` suffix
 /// exactly for FIFO queues (§6.2).
 pub fn queue_name(name: &str, fifo: bool) -> SqsResult<()> {

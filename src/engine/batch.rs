@@ -11,7 +11,7 @@ use super::fifo;
 use super::message::change_visibility;
 use super::state::Queue;
 use super::store::Op;
-use crate::command::validate::{batch_entry_id, message_size};
+use crate::command::validate::{message_size, short_name};
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
     DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessage, SendMessageBatch,
@@ -44,7 +44,7 @@ fn check_entries<'a>(
             ),
         ));
     }
-    if ids.clone().any(|id| !batch_entry_id(id)) {
+    if ids.clone().any(|id| !short_name(id)) {
         return Err(SqsError::new(
             ErrorCode::InvalidBatchEntryId,
             "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",

@@ -8,6 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::state::{Phase, Queue};
 use super::store::{Op, encode};
+use crate::command::checksum::hex;
 use crate::command::validate;
 use crate::command::{Message, SendMessage};
 use crate::error::{SqsError, SqsResult};
@@ -106,13 +107,7 @@ impl FifoState {
 /// SHA-256 hex of the body: the content-based deduplication id (§6.9).
 #[must_use]
 pub fn content_dedup_id(body: &str) -> String {
-    use std::fmt::Write;
-    Sha256::digest(body.as_bytes())
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+    hex(&Sha256::digest(body.as_bytes()))
 }
 
 /// The text AWS gives when no deduplication id can be had (§5.5).

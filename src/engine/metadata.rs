@@ -192,13 +192,7 @@ impl Engine {
 
 /// Validates an AddPermission request. [E] wordings except OverLimit's code and status.
 fn check_permission(c: &AddPermission) -> SqsResult<()> {
-    if c.label.is_empty()
-        || c.label.len() > 80
-        || !c
-            .label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
+    if !validate::short_name(&c.label) {
         return Err(SqsError::invalid_param(
             &c.label,
             "Label",

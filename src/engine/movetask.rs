@@ -13,14 +13,13 @@ use base64::engine::general_purpose::STANDARD;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::redrive::arn_name;
 use super::state::Queue;
 use super::store::{MessageRecord, Op, StateRecord, encode};
 use super::{Engine, State};
 use crate::command::{
     CancelMessageMoveTask, CancelMessageMoveTaskResult, ListMessageMoveTasks,
     ListMessageMoveTasksResult, ListMessageMoveTasksResultEntry, StartMessageMoveTask,
-    StartMessageMoveTaskResult,
+    StartMessageMoveTaskResult, arn_name,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
 

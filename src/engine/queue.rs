@@ -19,35 +19,6 @@ use crate::error::{ErrorCode, SqsError, SqsResult};
 /// AWS's cool-off after DeleteQueue and PurgeQueue (§6.13).
 const COOLOFF_MS: u64 = 60_000;
 
-/// Checks a queue name: 1–80 of `[A-Za-z0-9_-]`, `.fifo` suffix exactly for FIFO queues (§6.2).
-fn validate_name(name: &str, fifo: bool) -> SqsResult<()> {
-    let stem = name.strip_suffix(".fifo");
-    let chars_ok = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    };
-    let ok = name.len() <= 80
-        && match (fifo, stem) {
-            (true, Some(stem)) => chars_ok(stem),
-            (true, None) | (false, Some(_)) => false,
-            (false, None) => chars_ok(name),
-        };
-    if ok {
-        Ok(())
-    } else if fifo {
-        // [E] wording.
-        Err(SqsError::invalid_value(
-            "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length",
-        ))
-    } else {
-        // [E] wording.
-        Err(SqsError::invalid_value(
-            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
-        ))
-    }
-}
-
 /// One page of queue names, sorted, for ListQueues and ListDeadLetterSourceQueues (§6.12):
 /// up to 1,000 names, and a NextToken only when MaxResults was given and more remain.
 pub(super) fn paginate(
@@ -94,7 +65,7 @@ impl Engine {
         }
         // A `.fifo` name without FifoQueue=true is a standard queue with a bad name (§6.2).
         let fifo = attributes::requests_fifo(&c.attributes);
-        validate_name(&c.queue_name, fifo)?;
+        crate::command::validate::queue_name(&c.queue_name, fifo)?;
         let mut validated = attributes::validate(&c.attributes, fifo, true)?;
         crate::command::validate::tags(&c.tags)?;
         let now = self.now();
@@ -314,23 +285,5 @@ impl Engine {
             self.inner.store.submit(vec![q.put_op()])
         };
         self.commit(commit).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::validate_name;
-
-    #[test]
-    fn names() {
-        assert!(validate_name("jobs-1_a", false).is_ok());
-        assert!(validate_name("jobs.fifo", true).is_ok());
-        assert!(validate_name("jobs.fifo", false).is_err());
-        assert!(validate_name("jobs", true).is_err());
-        assert!(validate_name("a/b", false).is_err());
-        assert!(validate_name(&"a".repeat(80), false).is_ok());
-        assert!(validate_name(&"a".repeat(81), false).is_err());
-        assert!(validate_name(&format!("{}.fifo", "a".repeat(75)), true).is_ok());
-        assert!(validate_name(&format!("{}.fifo", "a".repeat(76)), true).is_err());
     }
 }

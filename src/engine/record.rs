@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::receipt::fingerprint;
 use crate::command::MessageAttributes;
 
 /// The immutable part of a message.
@@ -88,12 +89,8 @@ impl MessageRecord {
 /// generators) are hashed into one so that nothing panics.
 #[must_use]
 pub fn parse_id(id: &str) -> uuid::Uuid {
-    uuid::Uuid::parse_str(id).unwrap_or_else(|_| {
-        let h = id.bytes().fold(0xcbf2_9ce4_8422_2325_u128, |h, b| {
-            (h ^ u128::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        uuid::Uuid::from_u128(h)
-    })
+    uuid::Uuid::parse_str(id)
+        .unwrap_or_else(|_| uuid::Uuid::from_u64_pair(fingerprint(id.as_bytes()), 0))
 }
 
 #[cfg(test)]

@@ -10,23 +10,12 @@ use super::state::{Msg, Queue};
 use super::store::{Op, StateRecord, encode};
 use super::{Engine, State};
 use crate::command::{
-    ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RequestContext,
+    ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RequestContext, arn_name,
 };
 use crate::error::{SqsError, SqsResult};
 
 /// Most source ARNs a `byQueue` RedriveAllowPolicy may list.
 const MAX_SOURCE_ARNS: usize = 10;
-
-/// The queue name at the end of an SQS ARN.
-#[must_use]
-pub fn arn_name(arn: &str) -> Option<&str> {
-    let rest = arn.strip_prefix("arn:")?;
-    let parts: Vec<&str> = rest.splitn(5, ':').collect();
-    match parts.as_slice() {
-        [_partition, "sqs", _region, _account, name] if !name.is_empty() => Some(name),
-        _ => None,
-    }
-}
 
 /// maxReceiveCount and dead-letter queue name of a stored (normalised) RedrivePolicy.
 #[must_use]
@@ -274,17 +263,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn arns_and_policies() {
-        assert_eq!(
-            arn_name("arn:aws:sqs:us-east-1:000000000000:dlq"),
-            Some("dlq")
-        );
-        assert_eq!(
-            arn_name("arn:aws:sqs:us-east-1:000000000000:d.fifo"),
-            Some("d.fifo")
-        );
-        assert_eq!(arn_name("arn:aws:sns:us-east-1:000000000000:t"), None);
-        assert_eq!(arn_name("dlq"), None);
+    fn policies() {
         assert_eq!(
             parse_policy(
                 r#"{"deadLetterTargetArn":"arn:aws:sqs:us-east-1:000000000000:dlq","maxReceiveCount":3}"#
