@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::state::{Phase, Queue};
@@ -16,16 +15,7 @@ use crate::error::{SqsError, SqsResult};
 /// How long a deduplication id or a receive attempt id is remembered.
 pub const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
 
-/// A remembered send, persisted so that the window survives a restart.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DedupRecord {
-    /// End of the window (epoch ms).
-    pub expires_ms: u64,
-    /// Message id of the original send.
-    pub message_id: String,
-    /// Sequence number of the original send.
-    pub sequence_number: u128,
-}
+pub use super::record::DedupRecord;
 
 /// A remembered receive, for ReceiveRequestAttemptId retries.
 #[derive(Debug, Clone)]

@@ -130,7 +130,7 @@ impl Engine {
             delay_s: u32::try_from(delay_s).unwrap_or(u32::MAX),
             md5_of_body: md5_body,
             extra: Some(Box::new(MessageExtra {
-                attributes: c.message_attributes,
+                attributes: super::record::store_attributes(c.message_attributes),
                 trace_header: trace,
                 group_id: c.message_group_id,
                 dedup_id,
@@ -511,7 +511,7 @@ pub(super) fn render(
         .attributes
         .iter()
         .filter(|(n, _)| attribute_selected(n, &c.message_attribute_names))
-        .map(|(n, v)| (n.clone(), v.clone()))
+        .map(|(n, v)| (n.clone(), v.into()))
         .collect();
     Message {
         message_id: rec.message_id(),

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 use super::state::Queue;
@@ -26,30 +25,7 @@ use crate::error::{ErrorCode, SqsError, SqsResult};
 /// Messages moved per step when no rate is set.
 const UNLIMITED_STEP: u64 = 100;
 
-/// A move task as persisted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TaskRecord {
-    /// Task id (UUID).
-    pub id: String,
-    /// Opaque handle given to the client (§4).
-    pub handle: String,
-    /// Dead-letter queue ARN.
-    pub source_arn: String,
-    /// Destination ARN, when given.
-    pub destination_arn: Option<String>,
-    /// Rate limit, when given.
-    pub rate: Option<u64>,
-    /// RUNNING, COMPLETED, CANCELLING, CANCELLED or FAILED.
-    pub status: String,
-    /// Moved so far.
-    pub moved: u64,
-    /// Messages in the source when the task started.
-    pub to_move: u64,
-    /// Why the task failed.
-    pub failure_reason: Option<String>,
-    /// Epoch ms.
-    pub started_ms: u64,
-}
+pub use super::record::TaskRecord;
 
 /// Where a task sends message `seq` of its source: the task's destination, or the queue the
 /// message was dead-lettered from. `None` for a message with neither (it stays).

@@ -7,13 +7,14 @@
 //! code is the same and still produces its ops, but the store drops them. The benchmark showed
 //! that a redb file with `Durability::None` for memory mode cost a third of the CPU per
 //! SendMessage on two cores, for data that could never be read back.
+//!
+//! The record types are in `record.rs`; tables and layouts are described in docs/storage.md.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use super::metrics::EngineMetrics;
@@ -36,50 +37,22 @@ const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup")
 /// Task id → `TaskRecord`: message move tasks.
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 
-/// The on-disk format version. Bump it on any change to the tables or records.
+/// The on-disk format version, stored big-endian under `schema_version` in `meta`.
+///
+/// Bump it in the same commit as any change that makes an existing file read differently: a
+/// table added, removed, renamed or re-keyed; a field added, removed, reordered or retyped in a
+/// record of `record.rs` (postcard writes fields by position); a change in what a stored
+/// text means (the attribute map's names or value forms). Renaming a Rust field or type is not
+/// a change. Then update docs/storage.md and the bytes in `record::tests::pinned_encodings`.
+/// A file of any other version is refused at start-up with [`StoreError::Schema`], which names
+/// the file and both versions; nothing converts old files, so the operator keeps the matching
+/// localsqs or starts with another `--data-dir`.
 pub const SCHEMA_VERSION: u32 = 2;
 const SCHEMA_KEY: &str = "schema_version";
 /// Most jobs folded into one commit.
 const MAX_BATCH: usize = 4096;
 
-/// A queue as persisted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct QueueRecord {
-    /// Queue name.
-    pub name: String,
-    /// FIFO or standard.
-    pub fifo: bool,
-    /// Stored attributes (only the ones that are set).
-    pub attributes: BTreeMap<String, String>,
-    /// Tags.
-    pub tags: BTreeMap<String, String>,
-    /// Epoch seconds.
-    pub created_s: u64,
-    /// Epoch seconds.
-    pub modified_s: u64,
-    /// Last PurgeQueue (epoch ms), for the 60-second purge rule (§6.13).
-    pub last_purge_ms: Option<u64>,
-    /// FIFO: deduplicate per message group. Fixed at creation; a later change of the
-    /// DeduplicationScope attribute does not change behaviour (§6.9).
-    pub dedup_per_group: bool,
-}
-
-pub use super::record::MessageRecord;
-
-/// The mutable part of a message.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct StateRecord {
-    /// When the message next becomes visible (epoch ms).
-    pub visible_at_ms: u64,
-    /// Receives so far.
-    pub receive_count: u32,
-    /// First receive (epoch ms).
-    pub first_receive_ms: Option<u64>,
-    /// Latest receive (epoch ms), for the 12-hour visibility cap.
-    pub last_receive_ms: Option<u64>,
-    /// Nonce of the latest receive; 0 before the first.
-    pub nonce: u64,
-}
+pub use super::record::{MessageRecord, QueueRecord, StateRecord};
 
 /// One change to persist.
 #[derive(Debug)]
@@ -166,16 +139,11 @@ fn redb_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Redb(e.to_string())
 }
 
-/// Encodes a record for storage.
-#[must_use]
-pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
-    // postcard only fails on writer errors, which a Vec never raises.
-    postcard::to_stdvec(v).unwrap_or_default()
-}
+pub use super::record::encode;
 
 /// Decodes a stored record.
 pub fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
-    postcard::from_bytes(b).map_err(|e| StoreError::Decode(e.to_string()))
+    super::record::decode(b).map_err(StoreError::Decode)
 }
 
 /// A queue or message read back at start-up, handed to the caller as it is read so that a
