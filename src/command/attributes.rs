@@ -166,48 +166,6 @@ pub fn validate(
     Ok(out)
 }
 
-/// The attributes a new queue starts with, as a map (§6.1, as AWS returns them).
-#[must_use]
-pub fn defaults(fifo: bool) -> AttributeMap {
-    QueueAttributes::defaults(fifo).to_map()
-}
-
-/// Applies validated attributes to a stored map, with AWS's side effects: an empty Policy,
-/// RedrivePolicy, RedriveAllowPolicy or KmsMasterKeyId removes it; a KMS key turns SQS-managed
-/// SSE off and brings the data-key reuse period (default 300) with it (§6.1).
-pub fn apply(stored: &mut AttributeMap, validated: &[(String, String)]) {
-    for (name, value) in validated {
-        match name.as_str() {
-            "Policy" | "RedrivePolicy" | "RedriveAllowPolicy" if value.is_empty() => {
-                stored.remove(name);
-            }
-            "KmsMasterKeyId" if value.is_empty() => {
-                stored.remove("KmsMasterKeyId");
-                stored.remove("KmsDataKeyReusePeriodSeconds");
-            }
-            "KmsMasterKeyId" => {
-                stored.insert(name.clone(), value.clone());
-                stored.insert("SqsManagedSseEnabled".into(), "false".into());
-                stored
-                    .entry("KmsDataKeyReusePeriodSeconds".into())
-                    .or_insert_with(|| "300".into());
-            }
-            "KmsDataKeyReusePeriodSeconds" if !stored.contains_key("KmsMasterKeyId") => {
-                // Without a key the period is not reported.
-            }
-            _ => {
-                stored.insert(name.clone(), value.clone());
-            }
-        }
-    }
-}
-
-/// Reads a numeric attribute that `validate` guaranteed to be in range.
-#[must_use]
-pub fn int(stored: &AttributeMap, name: &str) -> u64 {
-    stored.get(name).and_then(|v| v.parse().ok()).unwrap_or(0)
-}
-
 /// Validates the names of a GetQueueAttributes request.
 pub fn validate_names(names: &[String]) -> SqsResult<()> {
     for n in names {

@@ -5,6 +5,7 @@
 //! adding, removing or retyping one changes the format and needs a new `SCHEMA_VERSION`
 //! (`store.rs`). Command types (`MessageAttributeValue`) never reach the disk: they are
 //! converted at this boundary. The `pinned_encodings` test below fails on any accidental change.
+//! This module imports nothing else from the engine.
 //!
 //! A message record is kept small because a backlog holds millions: the common case (a standard
 //! message without attributes) needs only the core fields; every optional part lives in one
@@ -14,12 +15,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::receipt::fingerprint;
 use crate::command::{MessageAttributeValue, MessageAttributes};
 
 /// A queue (table `queues`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueueRecord {
+pub(crate) struct QueueRecord {
     /// Queue name.
     pub name: String,
     /// FIFO or standard.
@@ -41,7 +41,7 @@ pub struct QueueRecord {
 
 /// The immutable part of a message (table `messages`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MessageRecord {
+pub(crate) struct MessageRecord {
     /// Message id (a UUID).
     pub id: uuid::Uuid,
     /// Body.
@@ -58,7 +58,7 @@ pub struct MessageRecord {
 
 /// The optional parts of a message.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MessageExtra {
+pub(crate) struct MessageExtra {
     /// User attributes, by name.
     pub attributes: BTreeMap<String, StoredAttributeValue>,
     /// `AWSTraceHeader`, when sent.
@@ -76,7 +76,7 @@ pub struct MessageExtra {
 /// One user attribute value as stored. Same fields as the command layer's
 /// `MessageAttributeValue`, but owned by the store so that the protocol type can change freely.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StoredAttributeValue {
+pub(crate) struct StoredAttributeValue {
     /// Full DataType (`Number.java.lang.Long`).
     pub data_type: String,
     /// String and Number values.
@@ -92,7 +92,7 @@ pub struct StoredAttributeValue {
 /// The mutable part of a message (table `message_state`). A message that has never been
 /// received has no row: its state is [`StateRecord::initial`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StateRecord {
+pub(crate) struct StateRecord {
     /// When the message next becomes visible (epoch ms).
     pub visible_at_ms: u64,
     /// Receives so far.
@@ -107,7 +107,7 @@ pub struct StateRecord {
 
 /// A remembered FIFO send (table `dedup`), so the deduplication window survives a restart.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DedupRecord {
+pub(crate) struct DedupRecord {
     /// End of the window (epoch ms).
     pub expires_ms: u64,
     /// Message id of the original send.
@@ -118,7 +118,7 @@ pub struct DedupRecord {
 
 /// A message move task (table `move_tasks`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TaskRecord {
+pub(crate) struct TaskRecord {
     /// Task id (UUID).
     pub id: String,
     /// Opaque handle given to the client (§4).
@@ -219,28 +219,20 @@ impl From<&StoredAttributeValue> for MessageAttributeValue {
 
 /// Encodes a record for storage (postcard).
 #[must_use]
-pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+pub(crate) fn encode<T: Serialize>(v: &T) -> Vec<u8> {
     // postcard only fails on writer errors, which a Vec never raises.
     postcard::to_stdvec(v).unwrap_or_default()
 }
 
 /// Decodes a stored record.
-pub fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, String> {
+pub(crate) fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, String> {
     postcard::from_bytes(b).map_err(|e| e.to_string())
 }
 
 /// Converts a request's user attributes into their stored form.
 #[must_use]
-pub fn store_attributes(attrs: MessageAttributes) -> BTreeMap<String, StoredAttributeValue> {
+pub(crate) fn store_attributes(attrs: MessageAttributes) -> BTreeMap<String, StoredAttributeValue> {
     attrs.into_iter().map(|(k, v)| (k, v.into())).collect()
-}
-
-/// Parses a generated message id; ids that are not UUIDs (never produced by the id
-/// generators) are hashed into one so that nothing panics.
-#[must_use]
-pub fn parse_id(id: &str) -> uuid::Uuid {
-    uuid::Uuid::parse_str(id)
-        .unwrap_or_else(|_| uuid::Uuid::from_u64_pair(fingerprint(id.as_bytes()), 0))
 }
 
 #[cfg(test)]
@@ -269,7 +261,6 @@ mod tests {
         r.extra_mut().group_id = Some("g".into());
         r.compact();
         assert_eq!(r.extra().group_id.as_deref(), Some("g"));
-        assert_ne!(parse_id("not-a-uuid"), parse_id("other"));
     }
 
     #[test]
