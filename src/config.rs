@@ -23,7 +23,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::command::{
-    Command, CreateQueue, GetQueueAttributes, Reply, RequestContext, SetQueueAttributes, TagQueue,
+    Command, CreateQueue, GetQueueAttributes, RedrivePolicy, Reply, RequestContext,
+    SetQueueAttributes, TagQueue,
 };
 use crate::engine::Engine;
 
@@ -177,11 +178,11 @@ impl ConfigFile {
                 attributes.push(("RedriveAllowPolicy".into(), policy.to_string()));
             }
             if let Some(d) = &q.dead_letter {
-                let policy = json!({
-                    "deadLetterTargetArn": arn(&d.queue),
-                    "maxReceiveCount": d.max_receive_count,
-                });
-                redrive.push((q.name.clone(), policy.to_string()));
+                let policy = RedrivePolicy {
+                    dead_letter_target_arn: arn(&d.queue),
+                    max_receive_count: d.max_receive_count,
+                };
+                redrive.push((q.name.clone(), policy.to_json()));
             }
             let url = format!("/{}/{}", engine.config().account_id, q.name);
             match current(engine, &ctx, &url).await {

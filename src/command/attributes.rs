@@ -1,9 +1,18 @@
-//! Command layer: queue attributes: names, ranges, defaults and AWS's errors (§6.1).
+//! Command layer: queue attributes: names, ranges, normalisation and AWS's errors
+//! (docs/protocol.md §6.1).
 //!
-//! Pure functions over a name→value map; the engine stores the map and calls these.
-//! Imports neither `wire` nor `engine`.
+//! A request's attributes are checked and normalised as text by [`validate`], then turned into
+//! typed [`Setting`]s once (the engine checks the two redrive policies against other queues in
+//! between) and applied to a queue's typed [`QueueAttributes`]. [`QueueAttributes::to_map`]
+//! renders them back to the name → text map that GetQueueAttributes returns and the store
+//! keeps. Imports neither `wire` nor `engine`.
 
-use std::collections::BTreeMap;
+mod settings;
+
+pub use settings::{
+    AttributeMap, DeduplicationScope, FifoAttributes, FifoThroughputLimit, Kms, QueueAttributes,
+    Setting,
+};
 
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -48,36 +57,6 @@ const RANGES: &[(&str, i64, i64)] = &[
     ("VisibilityTimeout", 0, 43_200),
     ("KmsDataKeyReusePeriodSeconds", 60, 86_400),
 ];
-
-/// Stored attributes of a queue, by name. Only values that are set appear.
-pub type AttributeMap = BTreeMap<String, String>;
-
-/// The attributes a new queue starts with (§6.1, as AWS returns them).
-#[must_use]
-pub fn defaults(fifo: bool) -> AttributeMap {
-    let mut m: AttributeMap = [
-        ("DelaySeconds", "0"),
-        ("MaximumMessageSize", "1048576"),
-        ("MessageRetentionPeriod", "345600"),
-        ("ReceiveMessageWaitTimeSeconds", "0"),
-        ("VisibilityTimeout", "30"),
-        ("SqsManagedSseEnabled", "true"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect();
-    if fifo {
-        for (k, v) in [
-            ("FifoQueue", "true"),
-            ("ContentBasedDeduplication", "false"),
-            ("DeduplicationScope", "queue"),
-            ("FifoThroughputLimit", "perQueue"),
-        ] {
-            m.insert(k.to_owned(), v.to_owned());
-        }
-    }
-    m
-}
 
 fn unknown(name: &str) -> SqsError {
     SqsError::new(
@@ -141,7 +120,9 @@ pub fn requests_fifo(attrs: &[(String, String)]) -> bool {
 }
 
 /// Validates attributes for CreateQueue (`creating`) or SetQueueAttributes, and returns them
-/// normalised, in request order. `fifo` is the queue's type.
+/// normalised, in request order, as text for [`Setting::parse`]. `fifo` is the queue's type.
+/// The two redrive policies are only checked to be JSON objects here; their own rules come with
+/// [`Setting::parse`], after the checks that need the request's other parts.
 pub fn validate(
     attrs: &[(String, String)],
     fifo: bool,
@@ -185,36 +166,6 @@ pub fn validate(
     Ok(out)
 }
 
-/// Applies validated attributes to a stored map, with AWS's side effects: an empty Policy,
-/// RedrivePolicy, RedriveAllowPolicy or KmsMasterKeyId removes it; a KMS key turns SQS-managed
-/// SSE off and brings the data-key reuse period (default 300) with it (§6.1).
-pub fn apply(stored: &mut AttributeMap, validated: &[(String, String)]) {
-    for (name, value) in validated {
-        match name.as_str() {
-            "Policy" | "RedrivePolicy" | "RedriveAllowPolicy" if value.is_empty() => {
-                stored.remove(name);
-            }
-            "KmsMasterKeyId" if value.is_empty() => {
-                stored.remove("KmsMasterKeyId");
-                stored.remove("KmsDataKeyReusePeriodSeconds");
-            }
-            "KmsMasterKeyId" => {
-                stored.insert(name.clone(), value.clone());
-                stored.insert("SqsManagedSseEnabled".into(), "false".into());
-                stored
-                    .entry("KmsDataKeyReusePeriodSeconds".into())
-                    .or_insert_with(|| "300".into());
-            }
-            "KmsDataKeyReusePeriodSeconds" if !stored.contains_key("KmsMasterKeyId") => {
-                // Without a key the period is not reported.
-            }
-            _ => {
-                stored.insert(name.clone(), value.clone());
-            }
-        }
-    }
-}
-
 /// Validates the names of a GetQueueAttributes request.
 pub fn validate_names(names: &[String]) -> SqsResult<()> {
     for n in names {
@@ -223,12 +174,6 @@ pub fn validate_names(names: &[String]) -> SqsResult<()> {
         }
     }
     Ok(())
-}
-
-/// Reads a numeric attribute that `validate` guaranteed to be in range.
-#[must_use]
-pub fn int(stored: &AttributeMap, name: &str) -> u64 {
-    stored.get(name).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -288,21 +233,7 @@ mod tests {
     }
 
     #[test]
-    fn kms_side_effects() {
-        let mut m = defaults(false);
-        apply(
-            &mut m,
-            &validate(&p("KmsMasterKeyId", "testKeyId"), false, false).unwrap(),
-        );
-        assert_eq!(m["SqsManagedSseEnabled"], "false");
-        assert_eq!(m["KmsDataKeyReusePeriodSeconds"], "300");
-        apply(
-            &mut m,
-            &validate(&p("KmsMasterKeyId", ""), false, false).unwrap(),
-        );
-        assert!(!m.contains_key("KmsMasterKeyId"));
-        assert!(!m.contains_key("KmsDataKeyReusePeriodSeconds"));
-        assert_eq!(m["SqsManagedSseEnabled"], "false");
+    fn one_kind_of_encryption() {
         let both = vec![
             ("KmsMasterKeyId".to_owned(), "k".to_owned()),
             ("SqsManagedSseEnabled".to_owned(), "true".to_owned()),

@@ -1,16 +1,11 @@
-//! Command layer: the MD5 checksums SQS returns (§6.3, §6.4 of sqs-protocol.md).
+//! Command layer: the MD5 checksums SQS returns (docs/protocol.md §6.3, §6.4), and the one
+//! lower-case hex encoder.
 //!
 //! Pure functions over command types; imports neither `wire` nor `engine`.
 
 use md5::{Digest, Md5};
 
 use super::types::{MessageAttributeValue, MessageAttributes};
-
-/// Lower-case hex MD5 of arbitrary bytes.
-#[must_use]
-pub fn md5_hex(bytes: &[u8]) -> String {
-    hex(&Md5::digest(bytes))
-}
 
 /// The raw MD5 of arbitrary bytes.
 #[must_use]
@@ -19,6 +14,7 @@ pub fn md5(bytes: &[u8]) -> [u8; 16] {
 }
 
 /// Lower-case hex of a digest (a table lookup per nibble; this runs on every send and receive).
+/// The only hex encoder: MD5s here, content-based deduplication ids in the engine.
 #[must_use]
 pub fn hex(digest: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
@@ -95,7 +91,7 @@ mod tests {
 
     #[test]
     fn body_md5() {
-        assert_eq!(md5_hex(b"msg"), "6e2baaf3b97dbeef01c0043275f9a0e7");
+        assert_eq!(hex(&md5(b"msg")), "6e2baaf3b97dbeef01c0043275f9a0e7");
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Command layer: validation of message-level input (body, attributes, ids), with AWS's texts.
+//! Command layer: validation of names and message-level input (queue names, body, attributes,
+//! ids, tags), with AWS's texts.
 //!
-//! Rules from §6.3, §6.4, §6.6 and §6.9 of sqs-protocol.md. Texts tagged [E] there are guesses
-//! and are kept together here so they are easy to change. Imports neither `wire` nor `engine`.
+//! Rules from docs/protocol.md §6.2, §6.3, §6.4, §6.6, §6.9 and §6.14. Texts tagged [E] there
+//! are guesses and are kept together here so they are easy to change. Imports neither `wire`
+//! nor `engine`.
 
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -235,14 +237,38 @@ pub fn delay_seconds(delay: i64) -> SqsResult<()> {
     }
 }
 
-/// Whether a batch entry id is valid: 1–80 of `[A-Za-z0-9_-]`.
+/// Whether `s` is 1–80 of `[A-Za-z0-9_-]`: the rule for queue names (before any `.fifo`),
+/// batch entry ids and permission labels.
 #[must_use]
-pub fn batch_entry_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 80
-        && id
-            .bytes()
+pub fn short_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 80
+        && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Checks a queue name: [`short_name`] rules, 80 characters in all, and the `.fifo` suffix
+/// exactly for FIFO queues (§6.2).
+pub fn queue_name(name: &str, fifo: bool) -> SqsResult<()> {
+    let ok = name.len() <= 80
+        && match (fifo, name.strip_suffix(".fifo")) {
+            (true, Some(stem)) => short_name(stem),
+            (true, None) | (false, Some(_)) => false,
+            (false, None) => short_name(name),
+        };
+    if ok {
+        Ok(())
+    } else if fifo {
+        // [E] wording.
+        Err(SqsError::invalid_value(
+            "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length",
+        ))
+    } else {
+        // [E] wording.
+        Err(SqsError::invalid_value(
+            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+        ))
+    }
 }
 
 /// Most tags a queue may carry [E: AWS only "recommends" 50; LocalStack and moto enforce it].
@@ -381,9 +407,24 @@ mod tests {
             e.message,
             "Value group 123 for parameter MessageGroupId is invalid. Reason: MessageGroupId can only include alphanumeric and punctuation characters. 1 to 128 in length."
         );
-        assert!(batch_entry_id("id_1-a"));
-        assert!(!batch_entry_id("id.1"));
-        assert!(!batch_entry_id(&"a".repeat(81)));
+        assert!(short_name("id_1-a"));
+        assert!(!short_name("id.1"));
+        assert!(!short_name(""));
+        assert!(!short_name(&"a".repeat(81)));
+    }
+
+    #[test]
+    fn queue_names() {
+        assert!(queue_name("jobs-1_a", false).is_ok());
+        assert!(queue_name("jobs.fifo", true).is_ok());
+        assert!(queue_name("jobs.fifo", false).is_err());
+        assert!(queue_name("jobs", true).is_err());
+        assert!(queue_name(".fifo", true).is_err());
+        assert!(queue_name("a/b", false).is_err());
+        assert!(queue_name(&"a".repeat(80), false).is_ok());
+        assert!(queue_name(&"a".repeat(81), false).is_err());
+        assert!(queue_name(&format!("{}.fifo", "a".repeat(75)), true).is_ok());
+        assert!(queue_name(&format!("{}.fifo", "a".repeat(76)), true).is_err());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Engine layer: SendMessageBatch, DeleteMessageBatch and ChangeMessageVisibilityBatch.
 //!
-//! Whole-request failures are told apart from per-entry failures as AWS does (§6.6, G-19):
+//! Whole-request failures are told apart from per-entry failures as AWS does
+//! (docs/protocol.md §6.6, G-19):
 //! the queue, the entry count, the ids and the total size fail the whole request; everything
 //! about one message fails only that entry.
 
@@ -9,9 +10,9 @@ use std::collections::HashSet;
 use super::Engine;
 use super::fifo;
 use super::message::change_visibility;
-use super::state::Queue;
+use super::queue_state::Queue;
 use super::store::Op;
-use crate::command::validate::{batch_entry_id, message_size};
+use crate::command::validate::{message_size, short_name};
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
     DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessage, SendMessageBatch,
@@ -44,7 +45,7 @@ fn check_entries<'a>(
             ),
         ));
     }
-    if ids.clone().any(|id| !batch_entry_id(id)) {
+    if ids.clone().any(|id| !short_name(id)) {
         return Err(SqsError::new(
             ErrorCode::InvalidBatchEntryId,
             "A batch entry id can only contain alphanumeric characters, hyphens and underscores. It can be at most 80 letters long.",
@@ -77,8 +78,8 @@ impl Engine {
     ) -> SqsResult<SendMessageBatchResult> {
         let now = self.now();
         let (result, commit) = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             check_entries("SendMessageBatch", c.entries.iter().map(|e| e.id.as_str()))?;
             let total: usize = c
                 .entries
@@ -93,14 +94,14 @@ impl Engine {
                     ),
                 ));
             }
-            if q.rec.fifo {
+            if q.is_fifo() {
                 // Missing FIFO ids fail the whole batch, with InvalidParameterValue (§5.5).
                 if c.entries.iter().any(|e| e.message_group_id.is_none()) {
                     return Err(SqsError::invalid_value(
                         "The request must contain the parameter MessageGroupId.",
                     ));
                 }
-                if !fifo::content_based(q)
+                if !q.content_based()
                     && c.entries
                         .iter()
                         .any(|e| e.message_deduplication_id.is_none())
@@ -134,7 +135,7 @@ impl Engine {
                 }
             }
             if !result.successful.is_empty() {
-                q.notify.notify_waiters();
+                q.wake();
             }
             (result, self.inner.store.submit(ops))
         };
@@ -198,8 +199,8 @@ impl Engine {
     ) -> SqsResult<(Vec<String>, Vec<BatchResultErrorEntry>)> {
         let now = self.now();
         let (result, commit) = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, queue_url)?;
             check_entries(kind, entries.iter().map(|(id, _)| *id))?;
             let (mut successful, mut failed) = (Vec::new(), Vec::new());
             let mut ops = Vec::new();
@@ -209,7 +210,7 @@ impl Engine {
                     Err(err) => failed.push(entry_error(id, &err)),
                 }
             }
-            q.notify.notify_waiters();
+            q.wake();
             ((successful, failed), self.inner.store.submit(ops))
         };
         self.commit(commit).await?;

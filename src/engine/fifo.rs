@@ -1,42 +1,35 @@
-//! Engine layer: FIFO queues: required ids, deduplication, sequence numbers, group-by-group
-//! receives and receive-attempt retries (§6.9 of sqs-protocol.md).
+//! Engine layer: FIFO bookkeeping: required ids, deduplication windows, sequence numbers and
+//! receive-attempt retries (docs/protocol.md §6.9).
+//!
+//! Knows nothing of a queue's messages: picking messages group by group lives with the queue's
+//! indexes (`queue_state.rs`), which own a [`FifoState`] each.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::state::{Phase, Queue};
-use super::store::{Op, encode};
+use super::record::DedupRecord;
+use super::store::Op;
+use crate::command::checksum::hex;
 use crate::command::validate;
 use crate::command::{Message, SendMessage};
 use crate::error::{SqsError, SqsResult};
 
 /// How long a deduplication id or a receive attempt id is remembered.
-pub const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
-
-/// A remembered send, persisted so that the window survives a restart.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct DedupRecord {
-    /// End of the window (epoch ms).
-    pub expires_ms: u64,
-    /// Message id of the original send.
-    pub message_id: String,
-    /// Sequence number of the original send.
-    pub sequence_number: u128,
-}
+pub(super) const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
 
 /// A remembered receive, for ReceiveRequestAttemptId retries.
 #[derive(Debug, Clone)]
 struct Attempt {
     expires_ms: u64,
+    /// (sequence number, receive nonce) of each message handed out.
     handed_out: Vec<(u64, u64)>,
     messages: Vec<Message>,
 }
 
 /// Per-queue FIFO bookkeeping.
 #[derive(Debug, Default)]
-pub struct FifoState {
+pub(super) struct FifoState {
     dedup: HashMap<String, DedupRecord>,
     order: VecDeque<(u64, String)>,
     last_sequence: u128,
@@ -54,7 +47,8 @@ impl FifoState {
         self.dedup.insert(key, rec);
     }
 
-    /// Notes a sequence number seen at load time.
+    /// Notes the sequence number of a message added to the queue (loaded or moved in), so that
+    /// later numbers are higher.
     pub fn saw_sequence(&mut self, n: u128) {
         self.last_sequence = self.last_sequence.max(n);
     }
@@ -90,7 +84,7 @@ impl FifoState {
 
     /// Remembers a send for the deduplication window.
     pub fn remember(&mut self, queue_id: u64, key: String, rec: DedupRecord, ops: &mut Vec<Op>) {
-        ops.push(Op::PutDedup(queue_id, key.clone(), encode(&rec)));
+        ops.push(Op::PutDedup(queue_id, key.clone(), rec.clone()));
         self.order.push_back((rec.expires_ms, key.clone()));
         self.dedup.insert(key, rec);
     }
@@ -101,41 +95,63 @@ impl FifoState {
         self.order.clear();
         self.attempts.clear();
     }
+
+    /// The stored result of a retried ReceiveRequestAttemptId, if the attempt is in its window
+    /// and `held(seq, nonce)` says every message it handed out is still in flight under that
+    /// same receive (§6.7).
+    pub fn retry(
+        &self,
+        attempt_id: &str,
+        now: u64,
+        held: impl Fn(u64, u64) -> bool,
+    ) -> Option<Vec<Message>> {
+        let a = self
+            .attempts
+            .get(attempt_id)
+            .filter(|a| a.expires_ms > now)?;
+        let intact = a.handed_out.iter().all(|&(seq, nonce)| held(seq, nonce));
+        intact.then(|| a.messages.clone())
+    }
+
+    /// Remembers what a receive with an attempt id handed out: (seq, nonce) pairs and the
+    /// messages as returned.
+    pub fn remember_attempt(
+        &mut self,
+        attempt_id: &str,
+        now: u64,
+        handed_out: Vec<(u64, u64)>,
+        messages: &[Message],
+    ) {
+        self.attempts.insert(
+            attempt_id.to_owned(),
+            Attempt {
+                expires_ms: now + DEDUP_WINDOW_MS,
+                handed_out,
+                messages: messages.to_vec(),
+            },
+        );
+    }
 }
 
 /// SHA-256 hex of the body: the content-based deduplication id (§6.9).
 #[must_use]
-pub fn content_dedup_id(body: &str) -> String {
-    use std::fmt::Write;
-    Sha256::digest(body.as_bytes())
-        .iter()
-        .fold(String::with_capacity(64), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
+pub(super) fn content_dedup_id(body: &str) -> String {
+    hex(&Sha256::digest(body.as_bytes()))
 }
 
 /// The text AWS gives when no deduplication id can be had (§5.5).
-pub const NO_DEDUP_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
+pub(super) const NO_DEDUP_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
 
-/// Whether the queue derives deduplication ids from bodies.
-#[must_use]
-pub fn content_based(q: &Queue) -> bool {
-    q.rec
-        .attributes
-        .get("ContentBasedDeduplication")
-        .is_some_and(|v| v == "true")
-}
-
-/// Checks the FIFO-only rules of one send (§5.5, §6.6, §6.9).
-pub fn check_send(q: &Queue, c: &SendMessage) -> SqsResult<()> {
+/// Checks the FIFO-only rules of one send (§5.5, §6.6, §6.9); `content_based` is the queue's
+/// ContentBasedDeduplication.
+pub(super) fn check_send(content_based: bool, c: &SendMessage) -> SqsResult<()> {
     let Some(group) = &c.message_group_id else {
         return Err(SqsError::missing("MessageGroupId"));
     };
     validate::fifo_param(group, "MessageGroupId")?;
     match &c.message_deduplication_id {
         Some(d) => validate::fifo_param(d, "MessageDeduplicationId")?,
-        None if content_based(q) => {}
+        None if content_based => {}
         None => return Err(SqsError::invalid_value(NO_DEDUP_ID)),
     }
     if let Some(d) = c.delay_seconds
@@ -151,86 +167,15 @@ pub fn check_send(q: &Queue, c: &SendMessage) -> SqsResult<()> {
 }
 
 /// The key a deduplication id is remembered under: per queue, or per group when the queue was
-/// created with `DeduplicationScope=messageGroup` (the scope at creation rules, §6.9).
+/// created with `DeduplicationScope=messageGroup` (`per_group`; the scope at creation rules,
+/// §6.9).
 #[must_use]
-pub fn dedup_key(q: &Queue, group: &str, dedup_id: &str) -> String {
-    if q.rec.dedup_per_group {
+pub(super) fn dedup_key(per_group: bool, group: &str, dedup_id: &str) -> String {
+    if per_group {
         format!("{group}\u{0}{dedup_id}")
     } else {
         dedup_id.to_owned()
     }
-}
-
-/// Picks up to `max` messages group by group: the oldest receivable group first, all of its
-/// receivable messages in order, then the next. Groups with a message in flight are skipped,
-/// including their messages not yet received (§6.9, G-27).
-#[must_use]
-pub fn pick(q: &Queue, max: usize) -> Vec<u64> {
-    let mut out = Vec::new();
-    let mut done: HashSet<&str> = HashSet::new();
-    for seq in &q.ready {
-        if out.len() >= max {
-            break;
-        }
-        let Some(g) = q
-            .msgs
-            .get(seq)
-            .and_then(|m| m.rec.extra().group_id.as_deref())
-        else {
-            continue;
-        };
-        if done.contains(g) {
-            continue;
-        }
-        done.insert(g);
-        let Some(group) = q.groups.get(g) else {
-            continue;
-        };
-        if group.inflight > 0 {
-            continue;
-        }
-        for s in &group.seqs {
-            if out.len() >= max || q.msgs.get(s).is_none_or(|m| m.phase != Phase::Ready) {
-                break;
-            }
-            out.push(*s);
-        }
-    }
-    out
-}
-
-/// A stored result for a retried ReceiveRequestAttemptId, if every message it handed out is
-/// still in flight under the same receive (§6.7).
-pub fn retry(q: &Queue, attempt_id: &str, now: u64) -> Option<Vec<Message>> {
-    let a = q
-        .fifo
-        .attempts
-        .get(attempt_id)
-        .filter(|a| a.expires_ms > now)?;
-    let intact = a.handed_out.iter().all(|(seq, nonce)| {
-        q.msgs
-            .get(seq)
-            .is_some_and(|m| m.phase == Phase::InFlight && m.st.nonce == *nonce)
-    });
-    intact.then(|| a.messages.clone())
-}
-
-/// Remembers what a receive with an attempt id handed out.
-pub fn remember_attempt(
-    q: &mut Queue,
-    attempt_id: &str,
-    now: u64,
-    handed_out: Vec<(u64, u64)>,
-    messages: &[Message],
-) {
-    q.fifo.attempts.insert(
-        attempt_id.to_owned(),
-        Attempt {
-            expires_ms: now + DEDUP_WINDOW_MS,
-            handed_out,
-            messages: messages.to_vec(),
-        },
-    );
 }
 
 #[cfg(test)]

@@ -1,16 +1,16 @@
 //! Engine layer: single-message actions (send, receive one batch, delete, change visibility).
 //!
-//! Rules from §6.3–§6.8 of sqs-protocol.md. Long-poll waiting lives in `poll.rs`.
+//! Rules from docs/protocol.md §6.3–§6.8. Long-poll waiting lives in `poll.rs`.
 
-use std::sync::Arc;
-
+use super::Engine;
 use super::fifo;
+use super::index::{Msg, Phase};
+use super::queue_state::Queue;
 use super::receipt::{Receipt, fingerprint};
-use super::record::{MessageExtra, MessageRecord, parse_id};
+use super::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
 use super::redrive;
-use super::state::{Phase, Queue};
-use super::store::{Op, StateRecord, encode};
-use super::{Engine, State};
+use super::registry::Registry;
+use super::store::Op;
 use crate::command::checksum::{hex, md5, md5_of_attributes, md5_of_map};
 use crate::command::validate;
 use crate::command::{
@@ -50,11 +50,11 @@ impl Engine {
     ) -> SqsResult<SendMessageResult> {
         let now = self.now();
         let (result, commit) = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(2);
             let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
-            q.notify.notify_waiters();
+            q.wake();
             (result, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
@@ -72,8 +72,8 @@ impl Engine {
         batch: bool,
         ops: &mut Vec<Op>,
     ) -> SqsResult<SendMessageResult> {
-        if q.rec.fifo {
-            fifo::check_send(q, &c)?;
+        if q.is_fifo() {
+            fifo::check_send(q.content_based(), &c)?;
         }
         check_message(q, &c, batch)?;
         let md5_body = md5(c.message_body.as_bytes());
@@ -84,39 +84,40 @@ impl Engine {
             message_id: String::new(),
             sequence_number: None,
         };
-        let sent_ms = now.max(q.last_sent_ms);
+        let sent_ms = q.send_time(now);
         let mut dedup_id = None;
-        if q.rec.fifo {
-            q.fifo.prune(q.id, now, ops);
+        if q.is_fifo() {
+            let queue_id = q.id();
+            q.fifo_state().prune(queue_id, now, ops);
             let group = c.message_group_id.as_deref().unwrap_or_default();
             let id = c
                 .message_deduplication_id
                 .clone()
                 .unwrap_or_else(|| fifo::content_dedup_id(&c.message_body));
-            let key = fifo::dedup_key(q, group, &id);
-            if let Some(orig) = q.fifo.duplicate_of(&key, now) {
+            let key = q.dedup_key(group, &id);
+            if let Some(orig) = q.fifo_state().duplicate_of(&key, now) {
                 // Accepted but not enqueued; the original's id and number come back (§6.9).
                 result.message_id.clone_from(&orig.message_id);
                 result.sequence_number = Some(orig.sequence_number.to_string());
                 return Ok(result);
             }
-            let n = q.fifo.next_sequence(sent_ms);
+            let n = q.fifo_state().next_sequence(sent_ms);
             result.message_id = self.inner.ids.uuid();
             result.sequence_number = Some(n.to_string());
-            let rec = fifo::DedupRecord {
+            let rec = DedupRecord {
                 expires_ms: now + fifo::DEDUP_WINDOW_MS,
                 message_id: result.message_id.clone(),
                 sequence_number: n,
             };
-            q.fifo.remember(q.id, key, rec, ops);
+            q.fifo_state().remember(queue_id, key, rec, ops);
             dedup_id = Some(id);
         } else {
             result.message_id = self.inner.ids.uuid();
         }
         // FIFO queues accept only DelaySeconds=0 per message; the queue delay applies (§6.6).
         let delay_s = match c.delay_seconds {
-            Some(d) if !q.rec.fifo => d.unsigned_abs(),
-            _ => q.settings.delay,
+            Some(d) if !q.is_fifo() => d.unsigned_abs(),
+            _ => u64::from(q.attributes().delay_seconds),
         };
         let trace = c
             .message_system_attributes
@@ -130,7 +131,7 @@ impl Engine {
             delay_s: u32::try_from(delay_s).unwrap_or(u32::MAX),
             md5_of_body: md5_body,
             extra: Some(Box::new(MessageExtra {
-                attributes: c.message_attributes,
+                attributes: record::store_attributes(c.message_attributes),
                 trace_header: trace,
                 group_id: c.message_group_id,
                 dedup_id,
@@ -142,17 +143,9 @@ impl Engine {
             })),
         };
         rec.compact();
-        let state = StateRecord {
-            visible_at_ms: rec.first_visible_ms(),
-            ..StateRecord::default()
-        };
-        let seq = q.next_seq;
         self.inner.metrics.sent.inc();
-        // No state row yet: until its first receive a message is due at send + delay.
-        if self.durable() {
-            ops.push(Op::PutMessage(q.id, seq, encode(&rec)));
-        }
-        q.insert(seq, Arc::new(rec), state, now);
+        let state = StateRecord::initial(&rec);
+        q.append(rec, state, now, ops);
         Ok(result)
     }
 
@@ -161,30 +154,34 @@ impl Engine {
     /// maxReceiveCount is moved to the dead-letter queue instead (§6.10).
     pub(super) fn try_receive(
         &self,
-        st: &mut State,
+        reg: &mut Registry,
         id: u64,
         c: &ReceiveMessage,
         opts: ReceiveOptions,
         now: u64,
         ops: &mut Vec<Op>,
     ) -> SqsResult<Vec<Message>> {
-        let dlq = st
-            .queues
-            .get(&id)
-            .and_then(|q| q.settings.redrive.clone())
-            .and_then(|(max, name)| st.by_name.get(&name).map(|&d| (max, d)))
+        // (maxReceiveCount, dead-letter queue id), when the queue has a usable one.
+        let dlq = reg
+            .get(id)
+            .and_then(|q| q.attributes().redrive_policy.as_ref())
+            .and_then(|p| {
+                let dlq = reg.id_of(p.dead_letter_queue_name()?)?;
+                Some((p.max_receive_count, dlq))
+            })
             .filter(|&(_, d)| d != id);
-        let q = st
-            .queues
-            .get_mut(&id)
-            .ok_or_else(SqsError::queue_does_not_exist)?;
+        let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
         q.expire(now, ops);
         q.promote(now);
-        let visibility_ms = opts.visibility_s.unwrap_or(q.settings.visibility_timeout) * 1000;
-        if q.rec.fifo {
-            q.fifo.prune(q.id, now, ops);
+        let visibility_s = opts
+            .visibility_s
+            .unwrap_or_else(|| u64::from(q.attributes().visibility_timeout));
+        let visibility_ms = visibility_s * 1000;
+        if q.is_fifo() {
+            let queue_id = q.id();
+            q.fifo_state().prune(queue_id, now, ops);
             if let Some(id) = &c.receive_request_attempt_id
-                && let Some(messages) = fifo::retry(q, id, now)
+                && let Some(messages) = q.retry(id, now)
             {
                 return Ok(messages);
             }
@@ -193,69 +190,54 @@ impl Engine {
         let mut handed_out = Vec::new();
         let mut moved = Vec::new();
         while out.len() < opts.max {
-            let want = opts.max - out.len();
-            let picks: Vec<u64> = if q.rec.fifo {
-                fifo::pick(q, want)
-            } else {
-                q.ready.iter().take(want).copied().collect()
-            };
+            let picks = q.messages().pick(opts.max - out.len());
             if picks.is_empty() {
                 break;
             }
             let mut any_moved = false;
             for seq in picks {
                 if let Some((max, _)) = dlq
-                    && q.msgs.get(&seq).is_some_and(|m| m.st.receive_count >= max)
-                    && let Some(m) = q.remove(seq)
+                    && q.messages()
+                        .get(seq)
+                        .is_some_and(|m| m.state().receive_count >= max)
+                    && let Some(m) = q.delete(seq, ops)
                 {
-                    ops.push(Op::DeleteMessage(q.id, seq));
                     moved.push(m);
                     any_moved = true;
                     continue;
                 }
-                q.hide(seq, now + visibility_ms);
                 let nonce = self.inner.ids.next_u64() | 1;
-                let Some(m) = q.msgs.get_mut(&seq) else {
+                let queue_id = q.id();
+                let Some(m) = q.receive(seq, now + visibility_ms, nonce, now, ops) else {
                     continue;
                 };
-                m.st.receive_count += 1;
-                m.st.first_receive_ms.get_or_insert(now);
-                m.st.last_receive_ms = Some(now);
-                m.st.nonce = nonce;
                 let handle = Receipt {
-                    queue_id: q.id,
+                    queue_id,
                     seq,
                     nonce,
-                    message: fingerprint(m.rec.id.as_bytes()),
+                    message: fingerprint(m.record().id.as_bytes()),
                 }
                 .encode(self.inner.ids.next_u64());
-                out.push(render(
-                    m.rec.as_ref(),
-                    &m.st,
-                    handle,
-                    c,
-                    &self.inner.cfg.account_id,
-                ));
-                ops.push(Op::PutState(q.id, seq, encode(&m.st)));
+                out.push(render(m, handle, c, &self.inner.cfg.account_id));
                 handed_out.push((seq, nonce));
             }
             if !any_moved {
                 break;
             }
         }
-        if q.rec.fifo
+        if q.is_fifo()
             && let Some(id) = &c.receive_request_attempt_id
             && !out.is_empty()
         {
-            fifo::remember_attempt(q, id, now, handed_out, &out);
+            q.fifo_state().remember_attempt(id, now, handed_out, &out);
         }
         self.inner.metrics.received.inc_by(out.len() as u64);
         if let Some((_, dlq_id)) = dlq
             && !moved.is_empty()
         {
             self.inner.metrics.dlq_moved.inc_by(moved.len() as u64);
-            let source_arn = self.queue_arn(&q.rec.name);
-            if let Some(d) = st.queues.get_mut(&dlq_id) {
+            let source_arn = self.queue_arn(q.name());
+            if let Some(d) = reg.get_mut(dlq_id) {
                 redrive::arrive(d, moved, &source_arn, now, ops);
             }
         }
@@ -264,8 +246,8 @@ impl Engine {
 
     pub(super) async fn delete_message(&self, c: &DeleteMessage) -> SqsResult<()> {
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(1);
             self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
             self.inner.store.submit(ops)
@@ -282,12 +264,11 @@ impl Engine {
         now: u64,
         ops: &mut Vec<Op>,
     ) -> SqsResult<()> {
-        let r = decode_handle(handle, q.id)?;
+        let r = decode_handle(handle, q.id())?;
         q.promote(now);
         check_fifo_handle(q, handle, r)?;
-        if handle_target(q, r).is_some() && q.remove(r.seq).is_some() {
+        if handle_target(q, r).is_some() && q.delete(r.seq, ops).is_some() {
             self.inner.metrics.deleted.inc();
-            ops.push(Op::DeleteMessage(q.id, r.seq));
         }
         Ok(())
     }
@@ -298,10 +279,10 @@ impl Engine {
     ) -> SqsResult<()> {
         let now = self.now();
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
-            q.notify.notify_waiters();
+            q.wake();
             self.inner.store.submit(vec![op])
         };
         self.commit(commit).await
@@ -312,7 +293,7 @@ impl Engine {
 fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
     validate::body(&c.message_body)?;
     if let Some(d) = c.delay_seconds
-        && !q.rec.fifo
+        && !q.is_fifo()
     {
         validate::delay_seconds(d)?;
     }
@@ -321,7 +302,7 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
     if let Some(g) = &c.message_group_id {
         validate::fifo_param(g, "MessageGroupId")?;
     }
-    if let Some(d) = c.message_deduplication_id.as_ref().filter(|_| !q.rec.fifo) {
+    if let Some(d) = c.message_deduplication_id.as_ref().filter(|_| !q.is_fifo()) {
         // [E] wording.
         return Err(SqsError::invalid_param(
             d,
@@ -330,15 +311,15 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
         ));
     }
     let size = validate::message_size(&c.message_body, &c.message_attributes);
-    if size as u64 > q.settings.max_size {
+    let max_size = q.attributes().maximum_message_size;
+    if size as u64 > u64::from(max_size) {
         let verb = if batch {
             "cannot be validated"
         } else {
             "are invalid"
         };
         return Err(SqsError::invalid_value(format!(
-            "One or more parameters {verb}. Reason: Message must be shorter than {} bytes.",
-            q.settings.max_size
+            "One or more parameters {verb}. Reason: Message must be shorter than {max_size} bytes."
         )));
     }
     Ok(())
@@ -347,19 +328,19 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
 /// The message a handle points at, if it still exists: same sequence number *and* the same
 /// message id fingerprint, so a reused sequence number never matches an old handle.
 fn handle_target(q: &Queue, r: Receipt) -> Option<u64> {
-    q.msgs
-        .get(&r.seq)
-        .filter(|m| fingerprint(m.rec.id.as_bytes()) == r.message)
+    q.messages()
+        .get(r.seq)
+        .filter(|m| fingerprint(m.record().id.as_bytes()) == r.message)
         .map(|_| r.seq)
 }
 
 /// On FIFO queues a handle is good only while its receive's visibility lasts (§6.8).
 fn check_fifo_handle(q: &Queue, handle: &str, r: Receipt) -> SqsResult<()> {
-    if !q.rec.fifo {
+    if !q.is_fifo() {
         return Ok(());
     }
-    match handle_target(q, r).and_then(|seq| q.msgs.get(&seq)) {
-        Some(m) if m.phase != Phase::InFlight || m.st.nonce != r.nonce => Err(
+    match handle_target(q, r).and_then(|seq| q.messages().get(seq)) {
+        Some(m) if m.phase() != Phase::InFlight || m.state().nonce != r.nonce => Err(
             SqsError::invalid_param(handle, "ReceiptHandle", "The receipt handle has expired."),
         ),
         _ => Ok(()),
@@ -383,6 +364,13 @@ pub(super) fn decode_handle(handle: &str, queue_id: u64) -> SqsResult<Receipt> {
     Ok(r)
 }
 
+/// A generated message id as stored. Ids that are not UUIDs (never produced by the id
+/// generators) are hashed into one so that nothing panics.
+fn parse_id(id: &str) -> uuid::Uuid {
+    uuid::Uuid::parse_str(id)
+        .unwrap_or_else(|_| uuid::Uuid::from_u64_pair(fingerprint(id.as_bytes()), 0))
+}
+
 /// Applies a visibility change to one message and returns the op that persists it.
 pub(super) fn change_visibility(
     q: &mut Queue,
@@ -390,7 +378,7 @@ pub(super) fn change_visibility(
     timeout: i64,
     now: u64,
 ) -> SqsResult<Op> {
-    let r = decode_handle(handle, q.id)?;
+    let r = decode_handle(handle, q.id())?;
     if !(0..=MAX_VISIBILITY_S).contains(&timeout) {
         // [E] wording.
         return Err(SqsError::invalid_param(
@@ -408,13 +396,13 @@ pub(super) fn change_visibility(
     };
     q.promote(now);
     let m = handle_target(q, r)
-        .and_then(|seq| q.msgs.get(&seq))
+        .and_then(|seq| q.messages().get(seq))
         .ok_or_else(not_available)?;
     check_fifo_handle(q, handle, r)?;
-    let Some(received) = m.st.last_receive_ms else {
+    let Some(received) = m.state().last_receive_ms else {
         return Err(not_available());
     };
-    if m.phase == Phase::Delayed {
+    if m.phase() == Phase::Delayed {
         return Err(not_available());
     }
     let timeout_ms = timeout.unsigned_abs() * 1000;
@@ -426,9 +414,8 @@ pub(super) fn change_visibility(
             "Total VisibilityTimeout for the message is beyond the limit [43200 seconds].",
         ));
     }
-    q.hide(r.seq, now + timeout_ms);
-    q.promote(now);
-    q.state_op(r.seq).ok_or_else(not_available)
+    q.change_visibility(r.seq, now + timeout_ms, now)
+        .ok_or_else(not_available)
 }
 
 /// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7); `wait` falls back to the
@@ -472,19 +459,14 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
 
 /// Builds the returned message: system attributes and user attributes filtered as requested,
 /// with the attribute MD5 over exactly what is returned (G-6).
-pub(super) fn render(
-    rec: &MessageRecord,
-    st: &StateRecord,
-    handle: String,
-    c: &ReceiveMessage,
-    sender_id: &str,
-) -> Message {
+pub(super) fn render(m: &Msg, handle: String, c: &ReceiveMessage, sender_id: &str) -> Message {
     let names = c
         .attribute_names
         .iter()
         .chain(&c.message_system_attribute_names);
     let all = names.clone().any(|n| n == "All");
     let wanted = |n: &str| all || names.clone().any(|w| w == n);
+    let (rec, state) = (m.record(), m.state());
     let x = rec.extra();
     let mut attributes = Vec::new();
     for name in SYSTEM_ATTRIBUTES {
@@ -494,8 +476,8 @@ pub(super) fn render(
         let value = match *name {
             "SenderId" => Some(sender_id.to_owned()),
             "SentTimestamp" => Some(rec.sent_ms.to_string()),
-            "ApproximateReceiveCount" => Some(st.receive_count.to_string()),
-            "ApproximateFirstReceiveTimestamp" => st.first_receive_ms.map(|t| t.to_string()),
+            "ApproximateReceiveCount" => Some(state.receive_count.to_string()),
+            "ApproximateFirstReceiveTimestamp" => state.first_receive_ms.map(|t| t.to_string()),
             "SequenceNumber" => x.sequence_number.map(|s| s.to_string()),
             "MessageDeduplicationId" => x.dedup_id.clone(),
             "MessageGroupId" => x.group_id.clone(),
@@ -511,7 +493,7 @@ pub(super) fn render(
         .attributes
         .iter()
         .filter(|(n, _)| attribute_selected(n, &c.message_attribute_names))
-        .map(|(n, v)| (n.clone(), v.clone()))
+        .map(|(n, v)| (n.clone(), v.into()))
         .collect();
     Message {
         message_id: rec.message_id(),
@@ -538,7 +520,14 @@ fn attribute_selected(name: &str, selectors: &[String]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::attribute_selected;
+    use super::{attribute_selected, parse_id};
+
+    #[test]
+    fn message_ids() {
+        let id = "4c0e4e1e-0b6f-4b7e-9c43-6f0c7b8c1a2d";
+        assert_eq!(parse_id(id).hyphenated().to_string(), id);
+        assert_ne!(parse_id("not-a-uuid"), parse_id("other"));
+    }
 
     #[test]
     fn attribute_selectors() {

@@ -1,5 +1,5 @@
-//! Engine layer: queue metadata: tags (§6.14) and the permission statements of AddPermission
-//! and RemovePermission (§6.16).
+//! Engine layer: queue metadata: tags (docs/protocol.md §6.14) and the permission statements of
+//! AddPermission and RemovePermission (§6.16).
 
 use serde_json::{Map, Value, json};
 
@@ -33,18 +33,18 @@ impl Engine {
         }
         validate::tags(&c.tags)?;
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
-            let mut tags = q.rec.tags.clone();
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let mut tags = q.tags().clone();
             tags.extend(c.tags.iter().cloned());
             if tags.len() > MAX_TAGS {
                 // [E] wording (moto's).
                 return Err(SqsError::invalid_value(format!(
                     "Too many tags added for queue {}.",
-                    q.rec.name
+                    q.name()
                 )));
             }
-            q.rec.tags = tags;
+            *q.tags_mut() = tags;
             self.inner.store.submit(vec![q.put_op()])
         };
         self.commit(commit).await
@@ -56,11 +56,11 @@ impl Engine {
             return Err(SqsError::missing("TagKeys"));
         }
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             // Keys that do not exist are ignored (§6.14).
             for k in &c.tag_keys {
-                q.rec.tags.remove(k);
+                q.tags_mut().remove(k);
             }
             self.inner.store.submit(vec![q.put_op()])
         };
@@ -68,16 +68,11 @@ impl Engine {
     }
 
     pub(super) fn list_queue_tags(&self, c: &ListQueueTags) -> SqsResult<ListQueueTagsResult> {
-        let st = self.lock();
-        let id = self.resolve(&st, &c.queue_url)?;
-        let q = st
-            .queues
-            .get(&id)
-            .ok_or_else(SqsError::queue_does_not_exist)?;
+        let reg = self.lock();
+        let q = self.queue(&reg, &c.queue_url)?;
         Ok(ListQueueTagsResult {
             tags: q
-                .rec
-                .tags
+                .tags()
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
@@ -88,13 +83,13 @@ impl Engine {
         check_permission(c)?;
         let now = self.now();
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
-            let arn = self.queue_arn(&q.rec.name);
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let arn = self.queue_arn(q.name());
             let mut policy = q
-                .rec
-                .attributes
-                .get("Policy")
+                .attributes()
+                .policy
+                .as_deref()
                 .and_then(|p| serde_json::from_str::<Map<String, Value>>(p).ok())
                 .unwrap_or_else(|| {
                     let mut m = Map::new();
@@ -142,10 +137,8 @@ impl Engine {
                 "Resource": arn,
             }));
             policy.insert("Statement".into(), Value::Array(list));
-            q.rec
-                .attributes
-                .insert("Policy".into(), Value::Object(policy).to_string());
-            q.rec.modified_s = now / 1000;
+            q.set_policy(Some(Value::Object(policy).to_string()));
+            q.touch(now);
             self.inner.store.submit(vec![q.put_op()])
         };
         self.commit(commit).await
@@ -153,13 +146,13 @@ impl Engine {
 
     pub(super) async fn remove_permission(&self, c: &RemovePermission) -> SqsResult<()> {
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let not_found = || SqsError::invalid_param(&c.label, "Label", "can't find label.");
             let mut policy = q
-                .rec
-                .attributes
-                .get("Policy")
+                .attributes()
+                .policy
+                .as_deref()
                 .and_then(|p| serde_json::from_str::<Map<String, Value>>(p).ok())
                 .ok_or_else(not_found)?;
             let list: Vec<Value> = match policy.get("Statement") {
@@ -177,12 +170,10 @@ impl Engine {
             }
             if list.is_empty() {
                 // Removing the last statement removes the Policy attribute (§6.16).
-                q.rec.attributes.remove("Policy");
+                q.set_policy(None);
             } else {
                 policy.insert("Statement".into(), Value::Array(list));
-                q.rec
-                    .attributes
-                    .insert("Policy".into(), Value::Object(policy).to_string());
+                q.set_policy(Some(Value::Object(policy).to_string()));
             }
             self.inner.store.submit(vec![q.put_op()])
         };
@@ -192,13 +183,7 @@ impl Engine {
 
 /// Validates an AddPermission request. [E] wordings except OverLimit's code and status.
 fn check_permission(c: &AddPermission) -> SqsResult<()> {
-    if c.label.is_empty()
-        || c.label.len() > 80
-        || !c
-            .label
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
+    if !validate::short_name(&c.label) {
         return Err(SqsError::invalid_param(
             &c.label,
             "Label",

@@ -2,10 +2,17 @@
 //!
 //! Imports `command` and `error` only; never `wire`, `server`, `hyper` or `quick_xml`.
 //! Every public entry point takes a [`Command`] and returns a [`Reply`] or an [`SqsError`].
+//!
+//! Inside, one mutex guards the `Registry` of queues (`registry.rs`); each `Queue`
+//! (`queue_state.rs`) keeps its messages in a `MessageIndex` (`index.rs`). The action modules
+//! (`queue`, `message`, `batch`, `metadata`, `redrive`, `movetask`, `poll`, `peek`) add
+//! `impl Engine` blocks; every change they make produces `Op`s that the store commits in the
+//! background (`store.rs`; the on-disk records are in `record.rs` and docs/storage.md).
 
 mod batch;
 pub mod clock;
 mod fifo;
+mod index;
 mod message;
 mod metadata;
 pub mod metrics;
@@ -13,13 +20,14 @@ mod movetask;
 pub mod peek;
 mod poll;
 mod queue;
-pub mod receipt;
-pub mod record;
+mod queue_state;
+mod receipt;
+mod record;
 mod redrive;
-pub mod state;
+mod registry;
 pub mod store;
+mod task;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -28,8 +36,10 @@ use crate::command::{Command, Reply, RequestContext};
 use crate::error::{SqsError, SqsResult};
 
 pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
-use state::Queue;
+use queue_state::Queue;
+use registry::Registry;
 use store::{Commit, Store, StoreError};
+use task::Task;
 
 /// Settings the engine needs.
 #[derive(Debug, Clone)]
@@ -43,7 +53,7 @@ pub struct EngineConfig {
     /// redb page-cache size.
     pub cache_bytes: usize,
     /// Enforce AWS's two 60-second cool-offs: PurgeQueueInProgress and QueueDeletedRecently
-    /// (§6.13). Off by default, as in LocalStack, because they break test suites that purge
+    /// (docs/protocol.md §6.13). Off by default, as in LocalStack, because they break test suites that purge
     /// between tests or reuse queue names.
     pub enforce_cooloffs: bool,
 }
@@ -60,20 +70,8 @@ impl Default for EngineConfig {
     }
 }
 
-/// All queues.
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    by_name: HashMap<String, u64>,
-    queues: HashMap<u64, Queue>,
-    next_queue_id: u64,
-    /// Deleted queue names → deletion time (epoch ms).
-    tombstones: HashMap<String, u64>,
-    /// Message move tasks, oldest first.
-    tasks: Vec<movetask::TaskRecord>,
-}
-
 struct Inner {
-    state: Mutex<State>,
+    registry: Mutex<Registry>,
     store: Store,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
@@ -108,24 +106,19 @@ impl Engine {
     ) -> Result<Engine, StoreError> {
         let metrics = Arc::new(metrics::EngineMetrics::default());
         let now = clock.now_ms();
-        let mut st = State {
-            next_queue_id: 1,
-            ..State::default()
-        };
-        let mut sink = |row: store::Row| match row {
-            store::Row::Queue(id, rec) => {
-                st.by_name.insert(rec.name.clone(), id);
-                st.next_queue_id = st.next_queue_id.max(id + 1);
-                st.queues.insert(id, Queue::new(id, rec));
-            }
-            store::Row::Message(qid, seq, rec, state) => {
-                if let Some(q) = st.queues.get_mut(&qid) {
-                    if let Some(n) = rec.extra().sequence_number {
-                        q.fifo.saw_sequence(n);
+        let mut reg = Registry::new();
+        let mut sink = |row: store::Row| {
+            match row {
+                store::Row::Queue(id, rec) => {
+                    reg.add(Queue::from_record(id, rec).map_err(StoreError::Decode)?);
+                }
+                store::Row::Message(qid, seq, rec, state) => {
+                    if let Some(q) = reg.get_mut(qid) {
+                        q.restore(seq, rec, state, now);
                     }
-                    q.insert(seq, Arc::new(rec), state, now);
                 }
             }
+            Ok(())
         };
         let (store, loaded) = Store::open(
             cfg.data_dir.as_deref(),
@@ -133,26 +126,29 @@ impl Engine {
             metrics.clone(),
             &mut sink,
         )?;
-        st.tombstones.extend(loaded.tombstones);
-        for q in st.queues.values_mut().filter(|q| q.rec.fifo) {
+        for (name, at) in loaded.tombstones {
+            reg.tombstone(name, at);
+        }
+        for q in reg.queues_mut().filter(|q| q.is_fifo()) {
             // FIFO queues apply the current DelaySeconds to messages not yet received (§6.6).
             q.redelay(now);
         }
-        for (qid, key, bytes) in loaded.dedup {
-            if let Some(q) = st.queues.get_mut(&qid) {
-                q.fifo.restore(key, store::decode(&bytes)?);
+        for (qid, key, rec) in loaded.dedup {
+            if let Some(q) = reg.get_mut(qid) {
+                q.fifo_state().restore(key, rec);
             }
         }
         let mut tasks = loaded
             .tasks
-            .iter()
-            .map(|b| store::decode::<movetask::TaskRecord>(b))
-            .collect::<Result<Vec<_>, _>>()?;
+            .into_iter()
+            .map(Task::from_record)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::Decode)?;
         tasks.sort_by_key(|t| t.started_ms);
-        st.tasks = tasks;
+        *reg.tasks_mut() = tasks;
         let engine = Engine {
             inner: Arc::new(Inner {
-                state: Mutex::new(st),
+                registry: Mutex::new(reg),
                 store,
                 clock,
                 ids,
@@ -164,9 +160,9 @@ impl Engine {
         };
         let running: Vec<String> = engine
             .lock()
-            .tasks
+            .tasks()
             .iter()
-            .filter(|t| t.status == "RUNNING")
+            .filter(|t| t.running())
             .map(|t| t.id.clone())
             .collect();
         for id in running {
@@ -203,8 +199,8 @@ impl Engine {
     /// Wakes every parked long poll so it re-reads the clock; call after moving a
     /// [`ManualClock`].
     pub fn wake_all(&self) {
-        for q in self.lock().queues.values() {
-            q.notify.notify_waiters();
+        for q in self.lock().queues() {
+            q.wake();
         }
         self.inner.tasks_notify.notify_waiters();
     }
@@ -233,12 +229,13 @@ impl Engine {
     /// One sweep over every queue.
     pub fn sweep(&self) {
         let now = self.now();
-        let mut st = self.lock();
+        let mut reg = self.lock();
         let mut ops = Vec::new();
-        for q in st.queues.values_mut() {
+        for q in reg.queues_mut() {
             q.expire(now, &mut ops);
-            if q.rec.fifo {
-                q.fifo.prune(q.id, now, &mut ops);
+            if q.is_fifo() {
+                let id = q.id();
+                q.fifo_state().prune(id, now, &mut ops);
             }
         }
         if !ops.is_empty() {
@@ -325,11 +322,11 @@ impl Engine {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, Registry> {
         // A panic while holding the lock cannot leave the maps half-updated in a way that
         // matters more than refusing all service, so keep serving.
         self.inner
-            .state
+            .registry
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -352,21 +349,29 @@ impl Engine {
     }
 
     /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id.
-    fn resolve(&self, st: &State, url: &str) -> SqsResult<u64> {
+    fn resolve(&self, reg: &Registry, url: &str) -> SqsResult<u64> {
         let name = queue_name_from_url(url, &self.inner.cfg.account_id)
             .ok_or_else(SqsError::queue_does_not_exist)?;
-        st.by_name
-            .get(name)
-            .copied()
-            .ok_or_else(SqsError::queue_does_not_exist)
+        reg.id_of(name).ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    /// The queue a `QueueUrl` names.
+    fn queue<'a>(&self, reg: &'a Registry, url: &str) -> SqsResult<&'a Queue> {
+        let id = self.resolve(reg, url)?;
+        reg.get(id).ok_or_else(SqsError::queue_does_not_exist)
     }
 
     /// The queue a `QueueUrl` names, for changing it under the lock.
-    fn queue_mut<'a>(&self, st: &'a mut State, url: &str) -> SqsResult<&'a mut Queue> {
-        let id = self.resolve(st, url)?;
-        st.queues
-            .get_mut(&id)
-            .ok_or_else(SqsError::queue_does_not_exist)
+    fn queue_mut<'a>(&self, reg: &'a mut Registry, url: &str) -> SqsResult<&'a mut Queue> {
+        let id = self.resolve(reg, url)?;
+        reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    /// The id of the queue an ARN names, in this account and region.
+    fn queue_by_arn(&self, reg: &Registry, arn: &str) -> Option<u64> {
+        let name = crate::command::arn_name(arn)?;
+        let id = reg.id_of(name)?;
+        (self.queue_arn(name) == arn).then_some(id)
     }
 
     async fn commit(&self, commit: Commit) -> SqsResult<()> {

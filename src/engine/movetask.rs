@@ -1,5 +1,5 @@
 //! Engine layer: message move tasks (StartMessageMoveTask, CancelMessageMoveTask,
-//! ListMessageMoveTasks) and the background mover (§6.11 of sqs-protocol.md).
+//! ListMessageMoveTasks) and the background mover (docs/protocol.md §6.11).
 //!
 //! A task moves the messages of a dead-letter queue back to their sources, or to a named
 //! destination, at most MaxNumberOfMessagesPerSecond per second of the injected clock. Tasks
@@ -10,13 +10,14 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::redrive::arn_name;
-use super::state::Queue;
-use super::store::{MessageRecord, Op, StateRecord, encode};
-use super::{Engine, State};
+use super::Engine;
+use super::queue_state::Queue;
+use super::record::StateRecord;
+use super::registry::Registry;
+use super::store::Op;
+use super::task::{Task, TaskStatus};
 use crate::command::{
     CancelMessageMoveTask, CancelMessageMoveTaskResult, ListMessageMoveTasks,
     ListMessageMoveTasksResult, ListMessageMoveTasksResultEntry, StartMessageMoveTask,
@@ -27,38 +28,16 @@ use crate::error::{ErrorCode, SqsError, SqsResult};
 /// Messages moved per step when no rate is set.
 const UNLIMITED_STEP: u64 = 100;
 
-/// A move task as persisted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TaskRecord {
-    /// Task id (UUID).
-    pub id: String,
-    /// Opaque handle given to the client (§4).
-    pub handle: String,
-    /// Dead-letter queue ARN.
-    pub source_arn: String,
-    /// Destination ARN, when given.
-    pub destination_arn: Option<String>,
-    /// Rate limit, when given.
-    pub rate: Option<u64>,
-    /// RUNNING, COMPLETED, CANCELLING, CANCELLED or FAILED.
-    pub status: String,
-    /// Moved so far.
-    pub moved: u64,
-    /// Messages in the source when the task started.
-    pub to_move: u64,
-    /// Why the task failed.
-    pub failure_reason: Option<String>,
-    /// Epoch ms.
-    pub started_ms: u64,
-}
+/// Why a task fails when a queue it needs is gone.
+const NON_EXISTENT_QUEUE: &str = "AWS.SimpleQueueService.NonExistentQueue";
 
 /// Where a task sends message `seq` of its source: the task's destination, or the queue the
 /// message was dead-lettered from. `None` for a message with neither (it stays).
-fn destination(task: &TaskRecord, q: &Queue, seq: u64) -> Option<String> {
+fn destination(task: &Task, q: &Queue, seq: u64) -> Option<String> {
     task.destination_arn.clone().or_else(|| {
-        q.msgs
-            .get(&seq)
-            .and_then(|m| m.rec.extra().dead_letter_source_arn.clone())
+        q.messages()
+            .get(seq)
+            .and_then(|m| m.record().extra().dead_letter_source_arn.clone())
     })
 }
 
@@ -70,13 +49,6 @@ fn not_found(param: &str) -> SqsError {
 }
 
 impl Engine {
-    /// Finds a queue by ARN in this account and region.
-    fn queue_by_arn(&self, st: &State, arn: &str) -> Option<u64> {
-        let name = arn_name(arn)?;
-        let id = *st.by_name.get(name)?;
-        (self.queue_arn(name) == arn).then_some(id)
-    }
-
     pub(super) async fn start_message_move_task(
         &self,
         c: &StartMessageMoveTask,
@@ -93,31 +65,26 @@ impl Engine {
         }
         let now = self.now();
         let (task, commit) = {
-            let mut st = self.lock();
+            let mut reg = self.lock();
             let source = self
-                .queue_by_arn(&st, &c.source_arn)
+                .queue_by_arn(&reg, &c.source_arn)
+                .and_then(|id| reg.get(id))
                 .ok_or_else(|| not_found("SourceArn"))?;
-            let source_name = st.queues[&source].rec.name.clone();
-            let is_dlq = st.queues.values().any(|q| {
-                q.settings
-                    .redrive
-                    .as_ref()
-                    .is_some_and(|(_, n)| *n == source_name)
-            });
-            if !is_dlq {
+            let to_move = source.messages().len() as u64;
+            if reg.dead_letter_sources(source.name()).is_empty() {
                 return Err(SqsError::invalid_value(
                     "Source queue must be configured as a Dead Letter Queue.",
                 ));
             }
             if let Some(d) = &c.destination_arn
-                && self.queue_by_arn(&st, d).is_none()
+                && self.queue_by_arn(&reg, d).is_none()
             {
                 return Err(not_found("DestinationArn"));
             }
-            if st
-                .tasks
+            if reg
+                .tasks()
                 .iter()
-                .any(|t| t.source_arn == c.source_arn && t.status == "RUNNING")
+                .any(|t| t.source_arn == c.source_arn && t.running())
             {
                 return Err(SqsError::invalid_value(
                     "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
@@ -126,20 +93,20 @@ impl Engine {
             let id = self.inner.ids.uuid();
             let handle =
                 STANDARD.encode(json!({ "taskId": id, "sourceArn": c.source_arn }).to_string());
-            let task = TaskRecord {
+            let task = Task {
                 id,
                 handle,
                 source_arn: c.source_arn.clone(),
                 destination_arn: c.destination_arn.clone(),
                 rate: c.max_number_of_messages_per_second.map(i64::unsigned_abs),
-                status: "RUNNING".into(),
+                status: TaskStatus::Running,
                 moved: 0,
-                to_move: st.queues[&source].msgs.len() as u64,
+                to_move,
                 failure_reason: None,
                 started_ms: now,
             };
-            let op = Op::PutTask(task.id.clone(), encode(&task));
-            st.tasks.push(task.clone());
+            let op = task.put_op();
+            reg.tasks_mut().push(task.clone());
             (task, self.inner.store.submit(vec![op]))
         };
         self.commit(commit).await?;
@@ -168,19 +135,19 @@ impl Engine {
             .and_then(|v| v.as_str())
             .ok_or_else(bad)?;
         let (moved, commit) = {
-            let mut st = self.lock();
-            if self.queue_by_arn(&st, source_arn).is_none() {
+            let mut reg = self.lock();
+            if self.queue_by_arn(&reg, source_arn).is_none() {
                 return Err(not_found("SourceArn"));
             }
-            let task = st
-                .tasks
+            let task = reg
+                .tasks_mut()
                 .iter_mut()
-                .find(|t| t.id == task_id && t.status == "RUNNING")
+                .find(|t| t.id == task_id && t.running())
                 .ok_or_else(|| {
                     SqsError::new(ErrorCode::ResourceNotFoundException, "Task does not exist.")
                 })?;
-            task.status = "CANCELLED".into();
-            let op = Op::PutTask(task.id.clone(), encode(&*task));
+            task.status = TaskStatus::Cancelled;
+            let op = task.put_op();
             (task.moved, self.inner.store.submit(vec![op]))
         };
         self.commit(commit).await?;
@@ -203,25 +170,28 @@ impl Engine {
                 "You must enter a number that's between 1 and 10.",
             ));
         }
-        let st = self.lock();
-        if self.queue_by_arn(&st, &c.source_arn).is_none() {
+        let reg = self.lock();
+        if self.queue_by_arn(&reg, &c.source_arn).is_none() {
             return Err(not_found("SourceArn"));
         }
-        let results = st
-            .tasks
+        let results = reg
+            .tasks()
             .iter()
             .rev()
             .filter(|t| t.source_arn == c.source_arn)
             .take(usize::try_from(max).unwrap_or(1))
             .map(|t| ListMessageMoveTasksResultEntry {
-                task_handle: (t.status == "RUNNING").then(|| t.handle.clone()),
-                status: t.status.clone(),
+                task_handle: t.running().then(|| t.handle.clone()),
+                status: t.status.as_str().to_owned(),
                 source_arn: t.source_arn.clone(),
                 destination_arn: t.destination_arn.clone(),
                 max_number_of_messages_per_second: t.rate.and_then(|r| i64::try_from(r).ok()),
                 approximate_number_of_messages_moved: i64::try_from(t.moved).unwrap_or(i64::MAX),
                 approximate_number_of_messages_to_move: i64::try_from(t.to_move).ok(),
-                failure_reason: t.failure_reason.clone().filter(|_| t.status == "FAILED"),
+                failure_reason: t
+                    .failure_reason
+                    .clone()
+                    .filter(|_| t.status == TaskStatus::Failed),
                 started_timestamp: i64::try_from(t.started_ms).unwrap_or(i64::MAX),
             })
             .collect();
@@ -244,9 +214,9 @@ impl Engine {
             notified.as_mut().enable();
             let now = self.now();
             let (next, commit) = {
-                let mut st = self.lock();
+                let mut reg = self.lock();
                 let mut ops = Vec::new();
-                let next = self.mover_step(&mut st, task_id, now, &mut ops);
+                let next = self.mover_step(&mut reg, task_id, now, &mut ops);
                 (next, self.inner.store.submit(ops))
             };
             if let Err(e) = commit.wait().await {
@@ -274,24 +244,19 @@ impl Engine {
     /// no longer running.
     fn mover_step(
         &self,
-        st: &mut State,
+        reg: &mut Registry,
         task_id: &str,
         now: u64,
         ops: &mut Vec<Op>,
     ) -> Option<u64> {
-        let ti = st.tasks.iter().position(|t| t.id == task_id)?;
-        if st.tasks[ti].status != "RUNNING" {
+        let ti = reg.tasks().iter().position(|t| t.id == task_id)?;
+        let task = reg.tasks()[ti].clone();
+        if !task.running() {
             return None;
         }
-        let task = st.tasks[ti].clone();
-        let Some(source) = self.queue_by_arn(st, &task.source_arn) else {
-            return self.finish(
-                st,
-                ti,
-                "FAILED",
-                Some("AWS.SimpleQueueService.NonExistentQueue"),
-                ops,
-            );
+        let Some(source) = self.queue_by_arn(reg, &task.source_arn) else {
+            finish(reg, ti, TaskStatus::Failed, ops);
+            return None;
         };
         // The first second's budget is available at once, then `rate` more each second.
         let elapsed_s = now.saturating_sub(task.started_ms) / 1000;
@@ -303,78 +268,67 @@ impl Engine {
         let remaining = task.to_move.saturating_sub(task.moved);
         let mut moved = 0;
         while moved < budget.min(remaining) {
-            let q = st.queues.get_mut(&source)?;
+            let q = reg.get_mut(source)?;
             q.promote(now);
             let Some((seq, target_arn)) = q
-                .ready
-                .iter()
-                .find_map(|&s| destination(&task, q, s).map(|d| (s, d)))
+                .messages()
+                .ready_seqs()
+                .find_map(|s| destination(&task, q, s).map(|d| (s, d)))
             else {
                 break;
             };
-            let Some(target) = self.queue_by_arn(st, &target_arn).filter(|&t| t != source) else {
-                return self.finish(
-                    st,
-                    ti,
-                    "FAILED",
-                    Some("AWS.SimpleQueueService.NonExistentQueue"),
-                    ops,
-                );
+            let Some(target) = self.queue_by_arn(reg, &target_arn).filter(|&t| t != source) else {
+                finish(reg, ti, TaskStatus::Failed, ops);
+                return None;
             };
-            let Some(m) = st.queues.get_mut(&source).and_then(|q| q.remove(seq)) else {
+            let Some(m) = reg.get_mut(source).and_then(|q| q.delete(seq, ops)) else {
                 break;
             };
-            ops.push(Op::DeleteMessage(source, seq));
-            let dest = st.queues.get_mut(&target)?;
-            let mut rec: MessageRecord = Arc::unwrap_or_clone(m.rec);
+            let dest = reg.get_mut(target)?;
+            let mut rec = Arc::unwrap_or_clone(m.into_parts().0);
             // [E] A moved message starts afresh in its destination: new send time and receive
             // count, no DLQ source; id, body and attributes are kept.
             rec.extra_mut().dead_letter_source_arn = None;
-            rec.sent_ms = now.max(dest.last_sent_ms);
+            rec.sent_ms = dest.send_time(now);
             rec.delay_s = 0;
-            if dest.rec.fifo {
-                rec.extra_mut().sequence_number = Some(dest.fifo.next_sequence(rec.sent_ms));
+            if dest.is_fifo() {
+                rec.extra_mut().sequence_number =
+                    Some(dest.fifo_state().next_sequence(rec.sent_ms));
             }
             rec.compact();
             let state = StateRecord {
                 visible_at_ms: now,
                 ..StateRecord::default()
             };
-            let dseq = dest.next_seq;
-            ops.push(Op::PutMessage(target, dseq, encode(&rec)));
-            ops.push(Op::PutState(target, dseq, encode(&state)));
-            dest.insert(dseq, Arc::new(rec), state, now);
-            dest.notify.notify_waiters();
+            dest.append(rec, state, now, ops);
+            dest.wake();
             moved += 1;
         }
-        let t = &mut st.tasks[ti];
+        let t = &mut reg.tasks_mut()[ti];
         t.moved += moved;
-        let source_left = st
-            .queues
-            .get(&source)
-            .is_some_and(|q| q.ready.iter().any(|&s| destination(&task, q, s).is_some()));
-        if st.tasks[ti].moved >= task.to_move || (!source_left && moved < budget) {
-            return self.finish(st, ti, "COMPLETED", None, ops);
+        let all_moved = t.moved >= task.to_move;
+        let source_left = reg.get(source).is_some_and(|q| {
+            q.messages()
+                .ready_seqs()
+                .any(|s| destination(&task, q, s).is_some())
+        });
+        if all_moved || (!source_left && moved < budget) {
+            finish(reg, ti, TaskStatus::Completed, ops);
+            return None;
         }
-        ops.push(Op::PutTask(task.id.clone(), encode(&st.tasks[ti])));
+        ops.push(reg.tasks()[ti].put_op());
         Some(match task.rate {
             Some(_) if moved >= budget => task.started_ms + (elapsed_s + 1) * 1000,
             _ => now,
         })
     }
+}
 
-    fn finish(
-        &self,
-        st: &mut State,
-        ti: usize,
-        status: &str,
-        reason: Option<&str>,
-        ops: &mut Vec<Op>,
-    ) -> Option<u64> {
-        let t = &mut st.tasks[ti];
-        t.status = status.into();
-        t.failure_reason = reason.map(str::to_owned);
-        ops.push(Op::PutTask(t.id.clone(), encode(&*t)));
-        None
-    }
+/// Ends task number `ti` with `status` (a failure always means a queue is gone) and pushes the
+/// op that persists it.
+fn finish(reg: &mut Registry, ti: usize, status: TaskStatus, ops: &mut Vec<Op>) {
+    let t = &mut reg.tasks_mut()[ti];
+    t.status = status;
+    t.failure_reason = (status == TaskStatus::Failed).then(|| NON_EXISTENT_QUEUE.to_owned());
+    ops.push(t.put_op());
 }

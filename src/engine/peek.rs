@@ -2,7 +2,7 @@
 //! peek, queue counters for health and metrics, and the reset that drops all state.
 
 use super::Engine;
-use super::state::Phase;
+use super::index::Phase;
 use super::store::Op;
 use crate::command::{Message, ReceiveMessage};
 use crate::error::SqsResult;
@@ -33,24 +33,25 @@ impl Engine {
         show_delayed: bool,
     ) -> SqsResult<Vec<Message>> {
         let now = self.now();
-        let mut st = self.lock();
-        let q = self.queue_mut(&mut st, queue_url)?;
+        let mut reg = self.lock();
+        let q = self.queue_mut(&mut reg, queue_url)?;
         q.promote(now);
         let all = ReceiveMessage {
             message_system_attribute_names: vec!["All".into()],
             message_attribute_names: vec!["All".into()],
             ..ReceiveMessage::default()
         };
-        Ok(q.msgs
-            .values()
-            .filter(|m| match m.phase {
+        Ok(q.messages()
+            .iter()
+            .map(|(_, m)| m)
+            .filter(|m| match m.phase() {
                 Phase::Ready => true,
                 Phase::InFlight => show_invisible,
                 Phase::Delayed => show_delayed,
             })
             .map(|m| {
                 let handle = PEEK_RECEIPT_HANDLE.to_owned();
-                super::message::render(&m.rec, &m.st, handle, &all, &self.inner.cfg.account_id)
+                super::message::render(m, handle, &all, &self.inner.cfg.account_id)
             })
             .collect())
     }
@@ -59,17 +60,17 @@ impl Engine {
     #[must_use]
     pub fn queue_counts(&self) -> Vec<QueueCounts> {
         let now = self.now();
-        let mut st = self.lock();
-        let mut out: Vec<QueueCounts> = st
-            .queues
-            .values_mut()
+        let mut reg = self.lock();
+        let mut out: Vec<QueueCounts> = reg
+            .queues_mut()
             .map(|q| {
                 q.promote(now);
+                let m = q.messages();
                 QueueCounts {
-                    name: q.rec.name.clone(),
-                    visible: q.ready.len(),
-                    in_flight: q.inflight,
-                    delayed: q.delayed,
+                    name: q.name().to_owned(),
+                    visible: m.ready_count(),
+                    in_flight: m.inflight_count(),
+                    delayed: m.delayed_count(),
                 }
             })
             .collect();
@@ -80,17 +81,12 @@ impl Engine {
     /// Drops every queue, message, tombstone and move task, durably.
     pub async fn reset(&self) -> SqsResult<()> {
         let commit = {
-            let mut st = self.lock();
-            for q in st.queues.values() {
-                q.notify.notify_waiters();
+            let mut reg = self.lock();
+            for q in reg.queues() {
+                q.wake();
             }
-            st.queues.clear();
-            st.by_name.clear();
-            st.tombstones.clear();
-            for t in &mut st.tasks {
-                t.status = "CANCELLED".into();
-            }
-            st.tasks.clear();
+            // Running movers find their task gone and stop.
+            reg.clear();
             self.inner.store.submit(vec![Op::ResetAll])
         };
         self.inner.tasks_notify.notify_waiters();

@@ -31,33 +31,35 @@ impl Engine {
         loop {
             let now = self.now();
             let step = {
-                let mut st = self.lock();
-                let id = match self.resolve(&st, &c.queue_url) {
+                let mut reg = self.lock();
+                let id = match self.resolve(&reg, &c.queue_url) {
                     Ok(id) => id,
                     // The queue went away while we were parked: answer empty.
                     Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),
                     Err(e) => return Err(e),
                 };
-                let wait_default = st.queues.get(&id).map_or(0, |q| q.settings.wait);
+                let wait_default = reg.get(id).map_or(0, |q| {
+                    u64::from(q.attributes().receive_message_wait_time_seconds)
+                });
                 let deadline = *deadline.get_or_insert_with(|| {
                     let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
                     now + wait_s * 1000
                 });
                 let mut ops = Vec::new();
-                let messages = self.try_receive(&mut st, id, c, opts, now, &mut ops)?;
+                let messages = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
                 let commit = self.inner.store.submit(ops);
-                let q = st
-                    .queues
-                    .get(&id)
-                    .ok_or_else(SqsError::queue_does_not_exist)?;
+                let q = reg.get(id).ok_or_else(SqsError::queue_does_not_exist)?;
                 if !messages.is_empty() || now >= deadline || self.closing() {
                     Step::Done(messages, commit)
                 } else {
                     // Expired messages may have been dropped; that commit needs no waiting.
                     drop(commit);
-                    let mut notified = Box::pin(q.notify.clone().notified_owned());
+                    let mut notified = Box::pin(q.notify().clone().notified_owned());
                     notified.as_mut().enable();
-                    let wake_at = q.next_visible_at().map_or(deadline, |t| t.min(deadline));
+                    let wake_at = q
+                        .messages()
+                        .next_visible_at()
+                        .map_or(deadline, |t| t.min(deadline));
                     Step::Wait(notified, wake_at)
                 }
             };

@@ -1,14 +1,15 @@
-//! Engine layer: queue-level actions (create, look up, list, delete, attributes).
+//! Engine layer: queue-level actions (create, look up, list, delete, purge, attributes).
 //!
-//! Rules from §6.1, §6.2 and §6.12 of sqs-protocol.md.
+//! Rules from docs/protocol.md §6.1, §6.2, §6.12 and §6.13.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::Engine;
-use super::state::Queue;
-use super::store::{Op, QueueRecord};
-use crate::command::attributes;
+use super::queue_state::Queue;
+use super::store::Op;
+use crate::command::attributes::{self, QueueAttributes};
+use crate::command::validate;
 use crate::command::{
     CreateQueue, CreateQueueResult, DeleteQueue, GetQueueAttributes, GetQueueAttributesResult,
     GetQueueUrl, GetQueueUrlResult, ListQueues, ListQueuesResult, PurgeQueue, RequestContext,
@@ -18,35 +19,6 @@ use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// AWS's cool-off after DeleteQueue and PurgeQueue (§6.13).
 const COOLOFF_MS: u64 = 60_000;
-
-/// Checks a queue name: 1–80 of `[A-Za-z0-9_-]`, `.fifo` suffix exactly for FIFO queues (§6.2).
-fn validate_name(name: &str, fifo: bool) -> SqsResult<()> {
-    let stem = name.strip_suffix(".fifo");
-    let chars_ok = |s: &str| {
-        !s.is_empty()
-            && s.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    };
-    let ok = name.len() <= 80
-        && match (fifo, stem) {
-            (true, Some(stem)) => chars_ok(stem),
-            (true, None) | (false, Some(_)) => false,
-            (false, None) => chars_ok(name),
-        };
-    if ok {
-        Ok(())
-    } else if fifo {
-        // [E] wording.
-        Err(SqsError::invalid_value(
-            "The name of a FIFO queue can only include alphanumeric characters, hyphens, or underscores, must end with .fifo suffix and be 1 to 80 in length",
-        ))
-    } else {
-        // [E] wording.
-        Err(SqsError::invalid_value(
-            "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
-        ))
-    }
-}
 
 /// One page of queue names, sorted, for ListQueues and ListDeadLetterSourceQueues (§6.12):
 /// up to 1,000 names, and a NextToken only when MaxResults was given and more remain.
@@ -94,25 +66,24 @@ impl Engine {
         }
         // A `.fifo` name without FifoQueue=true is a standard queue with a bad name (§6.2).
         let fifo = attributes::requests_fifo(&c.attributes);
-        validate_name(&c.queue_name, fifo)?;
-        let mut validated = attributes::validate(&c.attributes, fifo, true)?;
-        crate::command::validate::tags(&c.tags)?;
+        validate::queue_name(&c.queue_name, fifo)?;
+        let validated = attributes::validate(&c.attributes, fifo, true)?;
+        validate::tags(&c.tags)?;
         let now = self.now();
         let commit = {
-            let mut st = self.lock();
-            self.check_policies(&st, &c.queue_name, fifo, &mut validated)?;
-            if let Some(id) = st.by_name.get(&c.queue_name) {
-                let q = &st.queues[id];
-                if let Some((name, _)) = validated.iter().find(|(k, v)| {
-                    q.rec
-                        .attributes
-                        .get(k)
-                        .map_or(!v.is_empty(), |cur| cur != v)
+            let mut reg = self.lock();
+            let settings = self.settings(&reg, &c.queue_name, fifo, validated)?;
+            if let Some(q) = reg.id_of(&c.queue_name).and_then(|id| reg.get(id)) {
+                let current = q.attributes().to_map();
+                if let Some(s) = settings.iter().find(|s| {
+                    let v = s.text();
+                    current.get(s.name()).map_or(!v.is_empty(), |cur| *cur != v)
                 }) {
                     return Err(SqsError::new(
                         ErrorCode::QueueNameExists,
                         format!(
-                            "A queue already exists with the same name and a different value for attribute {name}"
+                            "A queue already exists with the same name and a different value for attribute {}",
+                            s.name()
                         ),
                     ));
                 }
@@ -121,37 +92,20 @@ impl Engine {
                 self.inner.store.submit(Vec::new())
             } else {
                 if self.inner.cfg.enforce_cooloffs
-                    && st
-                        .tombstones
-                        .get(&c.queue_name)
-                        .is_some_and(|&at| now < at + COOLOFF_MS)
+                    && reg
+                        .deleted_at(&c.queue_name)
+                        .is_some_and(|at| now < at + COOLOFF_MS)
                 {
                     return Err(SqsError::new(
                         ErrorCode::QueueDeletedRecently,
                         "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
                     ));
                 }
-                let mut attrs = attributes::defaults(fifo);
-                attributes::apply(&mut attrs, &validated);
-                let rec = QueueRecord {
-                    name: c.queue_name.clone(),
-                    fifo,
-                    tags: c.tags.into_iter().collect(),
-                    created_s: now / 1000,
-                    modified_s: now / 1000,
-                    last_purge_ms: None,
-                    dedup_per_group: fifo
-                        && attrs
-                            .get("DeduplicationScope")
-                            .is_some_and(|v| v == "messageGroup"),
-                    attributes: attrs,
-                };
-                let id = st.next_queue_id;
-                st.next_queue_id += 1;
-                let q = Queue::new(id, rec);
-                let op = q.put_op();
-                st.by_name.insert(c.queue_name.clone(), id);
-                st.queues.insert(id, q);
+                let mut attrs = QueueAttributes::defaults(fifo);
+                attrs.apply(&settings);
+                let tags = c.tags.into_iter().collect();
+                let q = Queue::create(reg.next_id(), c.queue_name.clone(), attrs, tags, now);
+                let op = reg.add(q).put_op();
                 self.inner.store.submit(vec![op])
             }
         };
@@ -175,8 +129,7 @@ impl Engine {
         {
             return Err(SqsError::queue_does_not_exist());
         }
-        let st = self.lock();
-        if !st.by_name.contains_key(&c.queue_name) {
+        if self.lock().id_of(&c.queue_name).is_none() {
             return Err(SqsError::queue_does_not_exist());
         }
         Ok(GetQueueUrlResult {
@@ -192,8 +145,7 @@ impl Engine {
         let prefix = c.queue_name_prefix.as_deref().unwrap_or("");
         let names: Vec<String> = self
             .lock()
-            .by_name
-            .keys()
+            .names()
             .filter(|n| n.starts_with(prefix))
             .cloned()
             .collect();
@@ -207,14 +159,13 @@ impl Engine {
     pub(super) async fn delete_queue(&self, c: &DeleteQueue) -> SqsResult<()> {
         let now = self.now();
         let commit = {
-            let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let id = self.resolve(&reg, &c.queue_url)?;
             let mut ops = vec![Op::DeleteQueue(id)];
-            if let Some(q) = st.queues.remove(&id) {
-                st.by_name.remove(&q.rec.name);
-                st.tombstones.insert(q.rec.name.clone(), now);
-                ops.push(Op::PutTombstone(q.rec.name.clone(), now));
-                q.notify.notify_waiters();
+            if let Some(q) = reg.remove(id) {
+                reg.tombstone(q.name().to_owned(), now);
+                ops.push(Op::PutTombstone(q.name().to_owned(), now));
+                q.wake();
             }
             self.inner.store.submit(ops)
         };
@@ -224,25 +175,22 @@ impl Engine {
     pub(super) async fn purge_queue(&self, c: &PurgeQueue) -> SqsResult<()> {
         let now = self.now();
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
             if self.inner.cfg.enforce_cooloffs
-                && q.rec.last_purge_ms.is_some_and(|at| now < at + COOLOFF_MS)
+                && q.last_purge_ms().is_some_and(|at| now < at + COOLOFF_MS)
             {
                 return Err(SqsError::new(
                     ErrorCode::PurgeQueueInProgress,
                     format!(
                         "Only one PurgeQueue operation on {} is allowed every 60 seconds.",
-                        q.rec.name
+                        q.name()
                     ),
                 ));
             }
-            q.clear();
-            q.fifo.clear();
-            q.rec.last_purge_ms = Some(now);
-            self.inner
-                .store
-                .submit(vec![Op::ClearQueue(q.id), Op::ClearDedup(q.id), q.put_op()])
+            let mut ops = Vec::new();
+            q.purge(now, &mut ops);
+            self.inner.store.submit(ops)
         };
         self.commit(commit).await
     }
@@ -253,40 +201,41 @@ impl Engine {
     ) -> SqsResult<GetQueueAttributesResult> {
         let now = self.now();
         let (out, commit) = {
-            let mut st = self.lock();
-            let id = self.resolve(&st, &c.queue_url)?;
+            let mut reg = self.lock();
+            let id = self.resolve(&reg, &c.queue_url)?;
             attributes::validate_names(&c.attribute_names)?;
-            let q = st
-                .queues
-                .get_mut(&id)
-                .ok_or_else(SqsError::queue_does_not_exist)?;
+            let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
             let mut ops = Vec::new();
             q.expire(now, &mut ops);
             q.promote(now);
             let all = c.attribute_names.iter().any(|n| n == "All");
             let wanted = |n: &str| all || c.attribute_names.iter().any(|w| w == n);
-            let mut out: Vec<(String, String)> = Vec::new();
+            let m = q.messages();
             let computed = [
-                ("ApproximateNumberOfMessages", q.ready.len().to_string()),
-                ("ApproximateNumberOfMessagesDelayed", q.delayed.to_string()),
+                ("ApproximateNumberOfMessages", m.ready_count().to_string()),
+                (
+                    "ApproximateNumberOfMessagesDelayed",
+                    m.delayed_count().to_string(),
+                ),
                 (
                     "ApproximateNumberOfMessagesNotVisible",
-                    q.inflight.to_string(),
+                    m.inflight_count().to_string(),
                 ),
-                ("CreatedTimestamp", q.rec.created_s.to_string()),
-                ("LastModifiedTimestamp", q.rec.modified_s.to_string()),
-                ("QueueArn", self.queue_arn(&q.rec.name)),
+                ("CreatedTimestamp", q.created_s().to_string()),
+                ("LastModifiedTimestamp", q.modified_s().to_string()),
+                ("QueueArn", self.queue_arn(q.name())),
             ];
-            for (k, v) in computed {
-                if wanted(k) {
-                    out.push((k.to_owned(), v));
-                }
-            }
-            for (k, v) in &q.rec.attributes {
-                if wanted(k) {
-                    out.push((k.clone(), v.clone()));
-                }
-            }
+            let mut out: Vec<(String, String)> = computed
+                .into_iter()
+                .filter(|(k, _)| wanted(k))
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect();
+            out.extend(
+                q.attributes()
+                    .to_map()
+                    .into_iter()
+                    .filter(|(k, _)| wanted(k)),
+            );
             out.sort();
             (out, self.inner.store.submit(ops))
         };
@@ -297,40 +246,15 @@ impl Engine {
     pub(super) async fn set_queue_attributes(&self, c: &SetQueueAttributes) -> SqsResult<()> {
         let now = self.now();
         let commit = {
-            let mut st = self.lock();
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
-            let (name, fifo) = (q.rec.name.clone(), q.rec.fifo);
-            let mut validated = attributes::validate(&c.attributes, fifo, false)?;
-            self.check_policies(&st, &name, fifo, &mut validated)?;
-            let q = self.queue_mut(&mut st, &c.queue_url)?;
-            attributes::apply(&mut q.rec.attributes, &validated);
-            q.rec.modified_s = now / 1000;
-            q.refresh_settings();
-            if q.rec.fifo && validated.iter().any(|(k, _)| k == "DelaySeconds") {
-                q.redelay(now);
-            }
-            // A shorter wait or delay may make messages receivable sooner for parked polls.
-            q.notify.notify_waiters();
-            self.inner.store.submit(vec![q.put_op()])
+            let mut reg = self.lock();
+            let q = self.queue(&reg, &c.queue_url)?;
+            let (name, fifo) = (q.name().to_owned(), q.is_fifo());
+            let validated = attributes::validate(&c.attributes, fifo, false)?;
+            let settings = self.settings(&reg, &name, fifo, validated)?;
+            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let op = q.update_attributes(&settings, now);
+            self.inner.store.submit(vec![op])
         };
         self.commit(commit).await
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::validate_name;
-
-    #[test]
-    fn names() {
-        assert!(validate_name("jobs-1_a", false).is_ok());
-        assert!(validate_name("jobs.fifo", true).is_ok());
-        assert!(validate_name("jobs.fifo", false).is_err());
-        assert!(validate_name("jobs", true).is_err());
-        assert!(validate_name("a/b", false).is_err());
-        assert!(validate_name(&"a".repeat(80), false).is_ok());
-        assert!(validate_name(&"a".repeat(81), false).is_err());
-        assert!(validate_name(&format!("{}.fifo", "a".repeat(75)), true).is_ok());
-        assert!(validate_name(&format!("{}.fifo", "a".repeat(76)), true).is_err());
     }
 }

@@ -25,7 +25,8 @@ pub struct Receipt {
     pub message: u64,
 }
 
-/// A 64-bit FNV-1a hash of a message id, carried in handles.
+/// A 64-bit FNV-1a hash of a message id, carried in handles. The engine's one FNV: a message id
+/// that is not a UUID is stored as its fingerprint too (`message.rs`).
 #[must_use]
 pub fn fingerprint(message_id: &[u8]) -> u64 {
     message_id.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

@@ -1,22 +1,27 @@
-//! Engine layer: redb tables, on-disk records, and the group-commit writer.
+//! Engine layer: redb tables, the schema version, and the group-commit writer.
 //!
 //! All writes go through one writer thread. It drains every pending job into one write
 //! transaction and commits once, then acknowledges each job; a durable reply is sent only after
-//! that acknowledgement (house-style "Durable means group commit"). With a data directory the
-//! commits are `Durability::Immediate`. Without one there is nothing to persist: the engine
-//! code is the same and still produces its ops, but the store drops them. The benchmark showed
-//! that a redb file with `Durability::None` for memory mode cost a third of the CPU per
-//! SendMessage on two cores, for data that could never be read back.
+//! that acknowledgement (docs/architecture.md, "Durable means group commit"). Ops carry typed
+//! records (`record.rs`); the writer encodes them, outside the engine lock. With a data
+//! directory the commits are `Durability::Immediate`. Without one there is nothing to persist:
+//! the engine code is the same and still produces its ops, but the store drops them unencoded.
+//! The benchmark showed that a redb file with `Durability::None` for memory mode cost a third
+//! of the CPU per SendMessage on two cores, for data that could never be read back.
+//!
+//! The tables and record layouts are described in docs/storage.md.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
 use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use super::metrics::EngineMetrics;
+use super::record::{
+    self, DedupRecord, MessageRecord, QueueRecord, StateRecord, TaskRecord, encode,
+};
 
 /// Schema version and other small settings, by name.
 const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
@@ -30,82 +35,52 @@ const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("
 /// Queue name → when it was deleted (epoch ms), for the 60-second re-create rule (§6.13).
 const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones");
 
-/// (queue id, deduplication key) → `DedupRecord`: FIFO deduplication windows.
+/// (queue id, deduplication key) → [`DedupRecord`]: FIFO deduplication windows.
 const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 
-/// Task id → `TaskRecord`: message move tasks.
+/// Task id → [`TaskRecord`]: message move tasks.
 const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 
-/// The on-disk format version. Bump it on any change to the tables or records.
+/// The on-disk format version, stored big-endian under `schema_version` in `meta`.
+///
+/// Bump it in the same commit as any change that makes an existing file read differently: a
+/// table added, removed, renamed or re-keyed; a field added, removed, reordered or retyped in a
+/// record of `record.rs` (postcard writes fields by position); a change in what a stored
+/// text means (the attribute map's names or value forms). Renaming a Rust field or type is not
+/// a change. Then update docs/storage.md and the bytes in `record::tests::pinned_encodings`.
+/// A file of any other version is refused at start-up with [`StoreError::Schema`], which names
+/// the file and both versions; nothing converts old files, so the operator keeps the matching
+/// localsqs or starts with another `--data-dir`.
 pub const SCHEMA_VERSION: u32 = 2;
 const SCHEMA_KEY: &str = "schema_version";
 /// Most jobs folded into one commit.
 const MAX_BATCH: usize = 4096;
 
-/// A queue as persisted.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct QueueRecord {
-    /// Queue name.
-    pub name: String,
-    /// FIFO or standard.
-    pub fifo: bool,
-    /// Stored attributes (only the ones that are set).
-    pub attributes: BTreeMap<String, String>,
-    /// Tags.
-    pub tags: BTreeMap<String, String>,
-    /// Epoch seconds.
-    pub created_s: u64,
-    /// Epoch seconds.
-    pub modified_s: u64,
-    /// Last PurgeQueue (epoch ms), for the 60-second purge rule (§6.13).
-    pub last_purge_ms: Option<u64>,
-    /// FIFO: deduplicate per message group. Fixed at creation; a later change of the
-    /// DeduplicationScope attribute does not change behaviour (§6.9).
-    pub dedup_per_group: bool,
-}
-
-pub use super::record::MessageRecord;
-
-/// The mutable part of a message.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct StateRecord {
-    /// When the message next becomes visible (epoch ms).
-    pub visible_at_ms: u64,
-    /// Receives so far.
-    pub receive_count: u32,
-    /// First receive (epoch ms).
-    pub first_receive_ms: Option<u64>,
-    /// Latest receive (epoch ms), for the 12-hour visibility cap.
-    pub last_receive_ms: Option<u64>,
-    /// Nonce of the latest receive; 0 before the first.
-    pub nonce: u64,
-}
-
 /// One change to persist.
 #[derive(Debug)]
-pub enum Op {
+pub(crate) enum Op {
     /// Insert or replace a queue record.
-    PutQueue(u64, Vec<u8>),
+    PutQueue(u64, QueueRecord),
     /// Remove a queue and all its messages.
     DeleteQueue(u64),
     /// Remove all messages of a queue, keeping the queue.
     ClearQueue(u64),
-    /// Insert a message record.
-    PutMessage(u64, u64, Vec<u8>),
+    /// Insert a message record (shared with the in-memory index, so nothing is copied).
+    PutMessage(u64, u64, Arc<MessageRecord>),
     /// Insert or replace a message state.
-    PutState(u64, u64, Vec<u8>),
+    PutState(u64, u64, StateRecord),
     /// Remove a message.
     DeleteMessage(u64, u64),
     /// Remember when a queue name was deleted.
     PutTombstone(String, u64),
     /// Insert or replace a deduplication entry.
-    PutDedup(u64, String, Vec<u8>),
+    PutDedup(u64, String, DedupRecord),
     /// Remove a deduplication entry.
     DeleteDedup(u64, String),
     /// Remove every deduplication entry of a queue.
     ClearDedup(u64),
-    /// Insert or replace a move task.
-    PutTask(String, Vec<u8>),
+    /// Insert or replace a move task (keyed by its id).
+    PutTask(TaskRecord),
     /// Drop everything (the reset endpoint).
     ResetAll,
 }
@@ -166,22 +141,15 @@ fn redb_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Redb(e.to_string())
 }
 
-/// Encodes a record for storage.
-#[must_use]
-pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
-    // postcard only fails on writer errors, which a Vec never raises.
-    postcard::to_stdvec(v).unwrap_or_default()
-}
-
 /// Decodes a stored record.
-pub fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
-    postcard::from_bytes(b).map_err(|e| StoreError::Decode(e.to_string()))
+fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
+    record::decode(b).map_err(StoreError::Decode)
 }
 
 /// A queue or message read back at start-up, handed to the caller as it is read so that a
 /// large backlog is never held twice in memory.
 #[derive(Debug)]
-pub enum Row {
+pub(crate) enum Row {
     /// Queue id and record (all queues come before any message).
     Queue(u64, QueueRecord),
     /// Queue id, sequence number, record and state.
@@ -190,25 +158,25 @@ pub enum Row {
 
 /// The small tables read back at start-up.
 #[derive(Debug, Default)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     /// Deleted queue names and when.
     pub tombstones: Vec<(String, u64)>,
     /// (queue id, key, record) of FIFO deduplication entries.
-    pub dedup: Vec<(u64, String, Vec<u8>)>,
-    /// Encoded move tasks.
-    pub tasks: Vec<Vec<u8>>,
+    pub dedup: Vec<(u64, String, DedupRecord)>,
+    /// Move tasks.
+    pub tasks: Vec<TaskRecord>,
 }
 
 struct Job {
     ops: Vec<Op>,
-    ack: Option<oneshot::Sender<Result<(), String>>>,
+    ack: oneshot::Sender<Result<(), String>>,
     /// Stop after this job and close the database file.
     close: bool,
 }
 
 /// Handle to the writer thread; `None` in memory mode, where ops are dropped.
 #[derive(Debug)]
-pub struct Store {
+pub(crate) struct Store {
     tx: Option<mpsc::Sender<Job>>,
 }
 
@@ -220,7 +188,7 @@ impl std::fmt::Debug for Job {
 
 /// A pending acknowledgement of submitted ops.
 #[derive(Debug)]
-pub struct Commit(Option<oneshot::Receiver<Result<(), String>>>);
+pub(crate) struct Commit(Option<oneshot::Receiver<Result<(), String>>>);
 
 impl Commit {
     /// A commit that is already done (nothing was written).
@@ -248,7 +216,7 @@ impl Store {
         dir: Option<&Path>,
         cache_bytes: usize,
         metrics: Arc<EngineMetrics>,
-        sink: &mut dyn FnMut(Row),
+        sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
     ) -> Result<(Store, Loaded), StoreError> {
         let Some(d) = dir else {
             return Ok((Store { tx: None }, Loaded::default()));
@@ -290,11 +258,7 @@ impl Store {
         };
         let (ack, rx) = oneshot::channel();
         // If the writer is gone the job (and its sender) is dropped and `wait` reports Closed.
-        let _ = tx.send(Job {
-            ops,
-            ack: Some(ack),
-            close,
-        });
+        let _ = tx.send(Job { ops, ack, close });
         Commit(Some(rx))
     }
 }
@@ -304,7 +268,7 @@ impl Store {
 fn open_and_load(
     path: &Path,
     cache_bytes: usize,
-    sink: &mut dyn FnMut(Row),
+    sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(Database, Loaded), StoreError> {
     let attempt = || -> Result<(Database, Loaded), StoreError> {
         let db = Database::builder()
@@ -369,13 +333,16 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
     txn.commit().map_err(redb_err)
 }
 
-fn load(db: &Database, sink: &mut dyn FnMut(Row)) -> Result<Loaded, StoreError> {
+fn load(
+    db: &Database,
+    sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
+) -> Result<Loaded, StoreError> {
     let txn = db.begin_read().map_err(redb_err)?;
     let mut out = Loaded::default();
     let queues = txn.open_table(QUEUES).map_err(redb_err)?;
     for row in queues.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
-        sink(Row::Queue(k.value(), decode(v.value())?));
+        sink(Row::Queue(k.value(), decode(v.value())?))?;
     }
     let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
     let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
@@ -403,11 +370,8 @@ fn load(db: &Database, sink: &mut dyn FnMut(Row)) -> Result<Loaded, StoreError> 
         }
         let rec: MessageRecord = decode(v.value())?;
         // A message that was never received has no state row: it is due at send + delay.
-        let state = state.unwrap_or(StateRecord {
-            visible_at_ms: rec.first_visible_ms(),
-            ..StateRecord::default()
-        });
-        sink(Row::Message(key.0, key.1, rec, state));
+        let state = state.unwrap_or_else(|| StateRecord::initial(&rec));
+        sink(Row::Message(key.0, key.1, rec, state))?;
     }
     let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
     for row in tombstones.iter().map_err(redb_err)? {
@@ -418,12 +382,12 @@ fn load(db: &Database, sink: &mut dyn FnMut(Row)) -> Result<Loaded, StoreError> 
     for row in dedup.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
         let (q, key) = k.value();
-        out.dedup.push((q, key.to_owned(), v.value().to_vec()));
+        out.dedup.push((q, key.to_owned(), decode(v.value())?));
     }
     let tasks = txn.open_table(TASKS).map_err(redb_err)?;
     for row in tasks.iter().map_err(redb_err)? {
         let (_, v) = row.map_err(redb_err)?;
-        out.tasks.push(v.value().to_vec());
+        out.tasks.push(decode(v.value())?);
     }
     Ok(out)
 }
@@ -456,16 +420,12 @@ fn writer(db: Database, rx: &mpsc::Receiver<Job>, metrics: &EngineMetrics) {
             // Release the file (and its lock) before anyone hears that we are closed.
             drop(db);
             for job in jobs {
-                if let Some(ack) = job.ack {
-                    let _ = ack.send(result.clone());
-                }
+                let _ = job.ack.send(result.clone());
             }
             return;
         }
         for job in jobs {
-            if let Some(ack) = job.ack {
-                let _ = ack.send(result.clone());
-            }
+            let _ = job.ack.send(result.clone());
         }
     }
 }
@@ -506,7 +466,7 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
             match op {
                 Op::PutQueue(id, rec) => {
                     table!(queues, txn, QUEUES)
-                        .insert(*id, rec.as_slice())
+                        .insert(*id, encode(rec).as_slice())
                         .map_err(redb_err)?;
                 }
                 Op::DeleteQueue(id) => {
@@ -529,12 +489,12 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
                 }
                 Op::PutMessage(q, s, rec) => {
                     table!(messages, txn, MESSAGES)
-                        .insert((*q, *s), rec.as_slice())
+                        .insert((*q, *s), encode(rec.as_ref()).as_slice())
                         .map_err(redb_err)?;
                 }
                 Op::PutState(q, s, rec) => {
                     table!(states, txn, MESSAGE_STATE)
-                        .insert((*q, *s), rec.as_slice())
+                        .insert((*q, *s), encode(rec).as_slice())
                         .map_err(redb_err)?;
                 }
                 Op::DeleteMessage(q, s) => {
@@ -552,7 +512,7 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
                 }
                 Op::PutDedup(q, key, rec) => {
                     table!(dedup, txn, DEDUP)
-                        .insert((*q, key.as_str()), rec.as_slice())
+                        .insert((*q, key.as_str()), encode(rec).as_slice())
                         .map_err(redb_err)?;
                 }
                 Op::DeleteDedup(q, key) => {
@@ -580,9 +540,9 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
                         .retain(|_, _| false)
                         .map_err(redb_err)?;
                 }
-                Op::PutTask(id, rec) => {
+                Op::PutTask(rec) => {
                     table!(tasks, txn, TASKS)
-                        .insert(id.as_str(), rec.as_slice())
+                        .insert(rec.id.as_str(), encode(rec).as_slice())
                         .map_err(redb_err)?;
                 }
                 Op::ClearDedup(q) => {

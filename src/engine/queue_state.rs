@@ -1,0 +1,398 @@
+//! Engine layer: one queue: its name, typed attributes, tags and FIFO bookkeeping, its message
+//! indexes, and the ops that persist each change.
+//!
+//! Fields are private. Messages enter through [`Queue::append`] (new) or [`Queue::restore`]
+//! (loaded) and leave through [`Queue::delete`], [`Queue::expire`] or [`Queue::purge`], which
+//! keep the [`MessageIndex`] counters exact and push the ops that persist the change.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+
+use super::fifo::{self, FifoState};
+use super::index::{MessageIndex, Msg, Phase};
+use super::record::{MessageRecord, QueueRecord, StateRecord};
+use super::store::Op;
+use crate::command::Message;
+use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
+
+/// One queue with its messages and indexes.
+#[derive(Debug)]
+pub(super) struct Queue {
+    /// Internal id; a re-created queue gets a new one.
+    id: u64,
+    name: String,
+    /// Typed; FIFO queues are the ones with FIFO attributes.
+    attributes: QueueAttributes,
+    tags: BTreeMap<String, String>,
+    /// Epoch seconds.
+    created_s: u64,
+    /// Epoch seconds.
+    modified_s: u64,
+    /// Last PurgeQueue (epoch ms).
+    last_purge_ms: Option<u64>,
+    /// FIFO: deduplicate per message group; fixed at creation (§6.9).
+    dedup_per_group: bool,
+    /// The messages and their indexes.
+    messages: MessageIndex,
+    /// Woken whenever a message may have become receivable.
+    notify: Arc<Notify>,
+    /// FIFO only: deduplication, sequence numbers, receive attempts.
+    fifo_state: FifoState,
+}
+
+impl Queue {
+    /// A new queue with no messages, created at `now` (epoch ms).
+    pub fn create(
+        id: u64,
+        name: String,
+        attributes: QueueAttributes,
+        tags: BTreeMap<String, String>,
+        now: u64,
+    ) -> Self {
+        let dedup_per_group = attributes
+            .fifo
+            .as_ref()
+            .is_some_and(|f| f.deduplication_scope == DeduplicationScope::MessageGroup);
+        // The record's attribute map is rendered from `attributes` when the queue is written.
+        let rec = QueueRecord {
+            name,
+            fifo: attributes.fifo.is_some(),
+            attributes: BTreeMap::new(),
+            tags,
+            created_s: now / 1000,
+            modified_s: now / 1000,
+            last_purge_ms: None,
+            dedup_per_group,
+        };
+        Self::with(id, rec, attributes)
+    }
+
+    /// A queue read back from its record, before its messages are restored.
+    pub fn from_record(id: u64, rec: QueueRecord) -> Result<Self, String> {
+        let attributes = QueueAttributes::from_map(&rec.attributes, rec.fifo)
+            .map_err(|e| format!("queue {}: {}", rec.name, e.message))?;
+        Ok(Self::with(id, rec, attributes))
+    }
+
+    fn with(id: u64, rec: QueueRecord, attributes: QueueAttributes) -> Self {
+        Queue {
+            id,
+            name: rec.name,
+            messages: MessageIndex::new(attributes.fifo.is_some()),
+            attributes,
+            tags: rec.tags,
+            created_s: rec.created_s,
+            modified_s: rec.modified_s,
+            last_purge_ms: rec.last_purge_ms,
+            dedup_per_group: rec.dedup_per_group,
+            notify: Arc::new(Notify::new()),
+            fifo_state: FifoState::default(),
+        }
+    }
+
+    /// The op that persists the queue's record.
+    #[must_use]
+    pub fn put_op(&self) -> Op {
+        Op::PutQueue(
+            self.id,
+            QueueRecord {
+                name: self.name.clone(),
+                fifo: self.is_fifo(),
+                attributes: self.attributes.to_map(),
+                tags: self.tags.clone(),
+                created_s: self.created_s,
+                modified_s: self.modified_s,
+                last_purge_ms: self.last_purge_ms,
+                dedup_per_group: self.dedup_per_group,
+            },
+        )
+    }
+
+    /// Internal id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Queue name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether this is a FIFO queue.
+    pub fn is_fifo(&self) -> bool {
+        self.attributes.fifo.is_some()
+    }
+
+    /// The queue's attributes.
+    pub fn attributes(&self) -> &QueueAttributes {
+        &self.attributes
+    }
+
+    /// Tags.
+    pub fn tags(&self) -> &BTreeMap<String, String> {
+        &self.tags
+    }
+
+    /// Tags, for changing them (nothing depends on them).
+    pub fn tags_mut(&mut self) -> &mut BTreeMap<String, String> {
+        &mut self.tags
+    }
+
+    /// CreatedTimestamp, epoch seconds.
+    pub fn created_s(&self) -> u64 {
+        self.created_s
+    }
+
+    /// LastModifiedTimestamp, epoch seconds.
+    pub fn modified_s(&self) -> u64 {
+        self.modified_s
+    }
+
+    /// When the queue was last purged (epoch ms).
+    pub fn last_purge_ms(&self) -> Option<u64> {
+        self.last_purge_ms
+    }
+
+    /// Woken whenever a message may have become receivable.
+    pub fn notify(&self) -> &Arc<Notify> {
+        &self.notify
+    }
+
+    /// Wakes every long poll parked on this queue.
+    pub fn wake(&self) {
+        self.notify.notify_waiters();
+    }
+
+    /// Whether a FIFO queue derives deduplication ids from bodies.
+    pub fn content_based(&self) -> bool {
+        self.attributes
+            .fifo
+            .as_ref()
+            .is_some_and(|f| f.content_based_deduplication)
+    }
+
+    /// The key a FIFO deduplication id is remembered under (§6.9).
+    pub fn dedup_key(&self, group: &str, dedup_id: &str) -> String {
+        fifo::dedup_key(self.dedup_per_group, group, dedup_id)
+    }
+
+    /// FIFO deduplication, sequence numbers and receive attempts.
+    pub fn fifo_state(&mut self) -> &mut FifoState {
+        &mut self.fifo_state
+    }
+
+    /// The send time of a message sent at `now`: never before the previous send.
+    pub fn send_time(&self, now: u64) -> u64 {
+        now.max(self.messages.last_sent_ms())
+    }
+
+    /// Applies validated settings and marks the queue modified; returns the op that persists it.
+    pub fn update_attributes(&mut self, settings: &[Setting], now: u64) -> Op {
+        self.attributes.apply(settings);
+        self.modified_s = now / 1000;
+        if self.is_fifo()
+            && settings
+                .iter()
+                .any(|s| matches!(s, Setting::DelaySeconds(_)))
+        {
+            self.redelay(now);
+        }
+        // A shorter wait or delay may make messages receivable sooner for parked polls.
+        self.wake();
+        self.put_op()
+    }
+
+    /// Replaces the Policy attribute (AddPermission, RemovePermission).
+    pub fn set_policy(&mut self, policy: Option<String>) {
+        self.attributes.policy = policy;
+    }
+
+    /// Sets LastModifiedTimestamp.
+    pub fn touch(&mut self, now: u64) {
+        self.modified_s = now / 1000;
+    }
+
+    /// The messages and their counters, to read.
+    pub fn messages(&self) -> &MessageIndex {
+        &self.messages
+    }
+
+    /// Puts a message read back at start-up into the indexes.
+    pub fn restore(&mut self, seq: u64, rec: MessageRecord, state: StateRecord, now: u64) {
+        self.insert(seq, Arc::new(rec), state, now);
+    }
+
+    /// Adds a new message (sent, moved to this dead-letter queue, or moved back by a move task)
+    /// under the next sequence number, and pushes the ops that persist it. The state row is
+    /// written only when `state` is not the initial one, which the loader derives by itself.
+    pub fn append(&mut self, rec: MessageRecord, state: StateRecord, now: u64, ops: &mut Vec<Op>) {
+        let seq = self.messages.next_seq();
+        let rec = Arc::new(rec);
+        ops.push(Op::PutMessage(self.id, seq, Arc::clone(&rec)));
+        if state != StateRecord::initial(&rec) {
+            ops.push(Op::PutState(self.id, seq, state));
+        }
+        self.insert(seq, rec, state, now);
+    }
+
+    fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
+        if let Some(n) = rec.extra().sequence_number {
+            self.fifo_state.saw_sequence(n);
+        }
+        self.messages.insert(seq, rec, state, now);
+    }
+
+    /// Removes a message and pushes the op that deletes it; `None` if there is no such message.
+    pub fn delete(&mut self, seq: u64, ops: &mut Vec<Op>) -> Option<Msg> {
+        let m = self.messages.remove(seq)?;
+        ops.push(Op::DeleteMessage(self.id, seq));
+        Some(m)
+    }
+
+    /// Hands a message out: in flight until `visible_at`, one more receive, the receive's
+    /// `nonce`. Pushes the op that persists its state.
+    pub fn receive(
+        &mut self,
+        seq: u64,
+        visible_at: u64,
+        nonce: u64,
+        now: u64,
+        ops: &mut Vec<Op>,
+    ) -> Option<&Msg> {
+        let m = self.messages.hide(seq, visible_at, |state| {
+            state.receive_count += 1;
+            state.first_receive_ms.get_or_insert(now);
+            state.last_receive_ms = Some(now);
+            state.nonce = nonce;
+        })?;
+        ops.push(Op::PutState(self.id, seq, *m.state()));
+        Some(m)
+    }
+
+    /// Changes a received message's visibility (a timeout of 0 makes it ready at once) and
+    /// returns the op that persists its state.
+    pub fn change_visibility(&mut self, seq: u64, visible_at: u64, now: u64) -> Option<Op> {
+        let state = *self.messages.hide(seq, visible_at, |_| {})?.state();
+        self.messages.promote(now);
+        Some(Op::PutState(self.id, seq, state))
+    }
+
+    /// Re-places never-received messages after the queue delay changed: FIFO queues apply the
+    /// current DelaySeconds to messages already queued (§6.6).
+    pub fn redelay(&mut self, now: u64) {
+        let delay_ms = u64::from(self.attributes.delay_seconds) * 1000;
+        self.messages.redelay(delay_ms, now);
+    }
+
+    /// Moves every delayed or in-flight message whose time has come to ready.
+    pub fn promote(&mut self, now: u64) {
+        self.messages.promote(now);
+    }
+
+    /// Drops messages older than the retention period, in flight or not (§6.15).
+    pub fn expire(&mut self, now: u64, ops: &mut Vec<Op>) {
+        let keep_ms = u64::from(self.attributes.message_retention_period) * 1000;
+        while let Some((seq, m)) = self.messages.first() {
+            if m.record().sent_ms + keep_ms > now {
+                break;
+            }
+            self.delete(seq, ops);
+        }
+    }
+
+    /// Drops every message and FIFO deduplication entry (PurgeQueue), and pushes the ops.
+    pub fn purge(&mut self, now: u64, ops: &mut Vec<Op>) {
+        self.messages.clear();
+        self.fifo_state.clear();
+        self.last_purge_ms = Some(now);
+        ops.extend([
+            Op::ClearQueue(self.id),
+            Op::ClearDedup(self.id),
+            self.put_op(),
+        ]);
+    }
+
+    /// The stored result of a retried ReceiveRequestAttemptId, if every message it handed out
+    /// is still in flight under the same receive (§6.7).
+    pub fn retry(&self, attempt_id: &str, now: u64) -> Option<Vec<Message>> {
+        self.fifo_state.retry(attempt_id, now, |seq, nonce| {
+            self.messages
+                .get(seq)
+                .is_some_and(|m| m.phase() == Phase::InFlight && m.state().nonce == nonce)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(sent: u64) -> MessageRecord {
+        MessageRecord {
+            id: uuid::Uuid::nil(),
+            body: "b".into(),
+            sent_ms: sent,
+            delay_s: 0,
+            md5_of_body: [0; 16],
+            extra: None,
+        }
+    }
+
+    fn queue() -> Queue {
+        Queue::create(
+            1,
+            "q".into(),
+            QueueAttributes::defaults(false),
+            BTreeMap::new(),
+            0,
+        )
+    }
+
+    fn counts(q: &Queue) -> (usize, usize, usize) {
+        let m = q.messages();
+        (m.ready_count(), m.delayed_count(), m.inflight_count())
+    }
+
+    #[test]
+    fn append_receive_delete() {
+        let mut q = queue();
+        let mut ops = Vec::new();
+        q.append(rec(0), StateRecord::default(), 0, &mut ops);
+        let delayed = StateRecord {
+            visible_at_ms: 500,
+            ..Default::default()
+        };
+        q.append(rec(0), delayed, 0, &mut ops);
+        // The first message's state is the initial one and gets no row.
+        assert_eq!(ops.len(), 3);
+        assert_eq!(counts(&q), (1, 1, 0));
+        assert!(q.receive(1, 1000, 7, 0, &mut ops).is_some());
+        assert_eq!(counts(&q), (0, 1, 1));
+        q.promote(600);
+        assert_eq!(counts(&q), (1, 0, 1));
+        q.promote(1000);
+        assert_eq!(counts(&q), (2, 0, 0));
+        assert!(q.delete(1, &mut ops).is_some());
+        assert!(q.delete(1, &mut ops).is_none());
+        assert_eq!(q.messages().ready_count(), 1);
+    }
+
+    #[test]
+    fn retention_drops_old_messages() {
+        let mut q = queue();
+        let mut ops = Vec::new();
+        q.append(rec(0), StateRecord::default(), 0, &mut ops);
+        q.append(
+            rec(10_000),
+            StateRecord::initial(&rec(10_000)),
+            10_000,
+            &mut ops,
+        );
+        ops.clear();
+        q.expire(345_600_000, &mut ops);
+        assert_eq!(q.messages().len(), 1);
+        assert_eq!(ops.len(), 1);
+    }
+}

@@ -1,0 +1,127 @@
+//! Engine layer: the registry of every queue (by id and by name), deleted-queue tombstones and
+//! message move tasks: everything the engine lock guards.
+//!
+//! The name index and the queues are changed together only here, so a name always resolves to
+//! a queue that exists.
+
+use std::collections::HashMap;
+
+use super::queue_state::Queue;
+use super::task::Task;
+
+/// All queues, tombstones and move tasks.
+#[derive(Debug)]
+pub(super) struct Registry {
+    by_name: HashMap<String, u64>,
+    queues: HashMap<u64, Queue>,
+    next_queue_id: u64,
+    /// Deleted queue names → deletion time (epoch ms).
+    tombstones: HashMap<String, u64>,
+    /// Message move tasks, oldest first.
+    tasks: Vec<Task>,
+}
+
+impl Registry {
+    /// No queues yet.
+    pub fn new() -> Self {
+        Self {
+            by_name: HashMap::new(),
+            queues: HashMap::new(),
+            next_queue_id: 1,
+            tombstones: HashMap::new(),
+            tasks: Vec::new(),
+        }
+    }
+
+    /// The id the next new queue gets (ids are never reused within a run).
+    pub fn next_id(&self) -> u64 {
+        self.next_queue_id
+    }
+
+    /// Adds a queue (new or loaded).
+    pub fn add(&mut self, q: Queue) -> &mut Queue {
+        let id = q.id();
+        self.next_queue_id = self.next_queue_id.max(id + 1);
+        self.by_name.insert(q.name().to_owned(), id);
+        self.queues.entry(id).insert_entry(q).into_mut()
+    }
+
+    /// Removes a queue (DeleteQueue).
+    pub fn remove(&mut self, id: u64) -> Option<Queue> {
+        let q = self.queues.remove(&id)?;
+        self.by_name.remove(q.name());
+        Some(q)
+    }
+
+    /// The id of the queue called `name`.
+    pub fn id_of(&self, name: &str) -> Option<u64> {
+        self.by_name.get(name).copied()
+    }
+
+    /// A queue by id.
+    pub fn get(&self, id: u64) -> Option<&Queue> {
+        self.queues.get(&id)
+    }
+
+    /// A queue by id, to change it.
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut Queue> {
+        self.queues.get_mut(&id)
+    }
+
+    /// Every queue, in no particular order.
+    pub fn queues(&self) -> impl Iterator<Item = &Queue> {
+        self.queues.values()
+    }
+
+    /// Every queue, to change them.
+    pub fn queues_mut(&mut self) -> impl Iterator<Item = &mut Queue> {
+        self.queues.values_mut()
+    }
+
+    /// Every queue name, in no particular order.
+    pub fn names(&self) -> impl Iterator<Item = &String> {
+        self.by_name.keys()
+    }
+
+    /// Names of the queues whose RedrivePolicy targets the queue called `dlq_name`.
+    pub fn dead_letter_sources(&self, dlq_name: &str) -> Vec<String> {
+        self.queues()
+            .filter(|q| {
+                q.attributes()
+                    .redrive_policy
+                    .as_ref()
+                    .and_then(|p| p.dead_letter_queue_name())
+                    == Some(dlq_name)
+            })
+            .map(|q| q.name().to_owned())
+            .collect()
+    }
+
+    /// Remembers when a queue name was deleted.
+    pub fn tombstone(&mut self, name: String, at: u64) {
+        self.tombstones.insert(name, at);
+    }
+
+    /// When the queue called `name` was last deleted (epoch ms).
+    pub fn deleted_at(&self, name: &str) -> Option<u64> {
+        self.tombstones.get(name).copied()
+    }
+
+    /// Move tasks, oldest first.
+    pub fn tasks(&self) -> &[Task] {
+        &self.tasks
+    }
+
+    /// Move tasks, to add to or change them.
+    pub fn tasks_mut(&mut self) -> &mut Vec<Task> {
+        &mut self.tasks
+    }
+
+    /// Forgets every queue, tombstone and task (the reset endpoint). Queue ids keep counting.
+    pub fn clear(&mut self) {
+        self.queues.clear();
+        self.by_name.clear();
+        self.tombstones.clear();
+        self.tasks.clear();
+    }
+}
