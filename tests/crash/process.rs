@@ -241,10 +241,11 @@ pub async fn peek(port: u16, url: &str) -> Vec<Peeked> {
     .unwrap_or_else(|e| panic!("peek {url}: {e}"));
     assert_eq!(status, 200, "peek {url}: {body}");
     let v: Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("peek JSON {e}: {body}"));
-    let list = match v.get("Messages") {
+    // LocalStack's JSON peek shape: the XML document's names, every repeated element a list.
+    let list = match v.pointer("/ReceiveMessageResponse/ReceiveMessageResult/Message") {
         None | Some(Value::Null) => return Vec::new(),
         Some(Value::Array(list)) => list,
-        Some(other) => panic!("peek: Messages is not a list: {other}"),
+        Some(other) => panic!("peek: Message is not a list: {other}"),
     };
     list.iter()
         .map(|m| {
@@ -258,10 +259,12 @@ pub async fn peek(port: u16, url: &str) -> Vec<Peeked> {
                 id: s("MessageId"),
                 body: s("Body"),
                 attrs: m
-                    .get("Attributes")
-                    .and_then(Value::as_object)
-                    .cloned()
-                    .unwrap_or_default(),
+                    .get("Attribute")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|a| Some((a["Name"].as_str()?.to_owned(), a["Value"].clone())))
+                    .collect(),
             }
         })
         .collect()
