@@ -20,7 +20,6 @@
 //! - [`error`]: the one error type and code table, shared by all layers.
 
 pub mod command;
-pub mod config;
 pub mod engine;
 pub mod error;
 pub mod server;

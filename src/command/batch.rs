@@ -2,6 +2,8 @@
 //!
 //! Imports neither `wire` nor `engine`.
 
+use crate::error::ErrorCode;
+
 use super::types::MessageAttributes;
 
 /// One entry of `SendMessageBatch`.
@@ -50,14 +52,12 @@ pub struct SendMessageBatchResultEntry {
 }
 
 /// A failed batch entry (§5.3).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct BatchResultErrorEntry {
     /// The entry id.
     pub id: String,
-    /// Always true for the errors SQS reports per entry.
-    pub sender_fault: bool,
-    /// Legacy code, e.g. `InvalidParameterValue`.
-    pub code: String,
+    /// The error's row in the table: its legacy code and fault go on the wire.
+    pub code: ErrorCode,
     /// Exact message.
     pub message: String,
 }

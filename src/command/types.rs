@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 /// One message attribute value as sent or returned (`MessageAttributeValue` in the model).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MessageAttributeValue {
     /// Full DataType, custom suffix included (`Number.java.lang.Long`).
     pub data_type: String,

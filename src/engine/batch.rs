@@ -64,8 +64,7 @@ fn check_entries<'a>(
 fn entry_error(id: &str, e: &SqsError) -> BatchResultErrorEntry {
     BatchResultErrorEntry {
         id: id.to_owned(),
-        sender_fault: true,
-        code: e.code.spec().legacy_code.to_owned(),
+        code: e.code,
         message: e.message.to_string(),
     }
 }

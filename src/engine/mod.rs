@@ -43,7 +43,7 @@ use task::Task;
 
 /// Settings the engine needs.
 #[derive(Debug, Clone)]
-pub struct EngineConfig {
+pub struct EngineOptions {
     /// Account id in queue URLs and ARNs.
     pub account_id: String,
     /// Region in ARNs.
@@ -58,7 +58,7 @@ pub struct EngineConfig {
     pub enforce_cooloffs: bool,
 }
 
-impl Default for EngineConfig {
+impl Default for EngineOptions {
     fn default() -> Self {
         Self {
             account_id: "000000000000".into(),
@@ -75,7 +75,7 @@ struct Inner {
     store: Store,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
-    cfg: EngineConfig,
+    cfg: EngineOptions,
     closing: AtomicBool,
     /// Wakes background move tasks (cancel, clock moves, shutdown).
     tasks_notify: Arc<tokio::sync::Notify>,
@@ -100,7 +100,7 @@ impl std::fmt::Debug for Engine {
 impl Engine {
     /// Opens the engine, loading any persisted state.
     pub fn open(
-        cfg: EngineConfig,
+        cfg: EngineOptions,
         clock: Arc<dyn Clock>,
         ids: Arc<dyn IdGen>,
     ) -> Result<Engine, StoreError> {
@@ -174,7 +174,7 @@ impl Engine {
 
     /// The configuration this engine runs with.
     #[must_use]
-    pub fn config(&self) -> &EngineConfig {
+    pub fn config(&self) -> &EngineOptions {
         &self.inner.cfg
     }
 

@@ -167,12 +167,12 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::engine::{EngineConfig, RandomIds, SystemClock};
+    use crate::engine::{EngineOptions, RandomIds, SystemClock};
 
     #[tokio::test]
     async fn every_help_text_ends_with_one_period() {
         let engine = Engine::open(
-            EngineConfig::default(),
+            EngineOptions::default(),
             Arc::new(SystemClock),
             Arc::new(RandomIds),
         )

@@ -13,6 +13,7 @@ pub mod faults;
 mod listen;
 pub mod metrics;
 mod origin;
+pub mod setup;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,7 +26,7 @@ use tokio::task::JoinHandle;
 pub use conn::ConnectionLimits;
 pub use origin::CorsOrigins;
 
-use crate::engine::{Clock, Engine, EngineConfig, IdGen, RandomIds, SystemClock};
+use crate::engine::{Clock, Engine, EngineOptions, IdGen, RandomIds, SystemClock};
 
 /// Default request body limit, a bound on memory rather than an SQS rule: SQS's own limits
 /// (message and batch sizes) are checked on the decoded values. A valid 1 MiB message can grow
@@ -53,7 +54,7 @@ pub struct ServerOptions {
     pub max_request_bytes: usize,
     /// Enforce AWS's 60-second cool-offs after PurgeQueue and DeleteQueue (off by default).
     pub enforce_cooloffs: bool,
-    /// A TOML file declaring queues to create at start (see [`crate::config`]).
+    /// A TOML file declaring queues to create at start (see [`setup`]).
     pub config_file: Option<PathBuf>,
     /// Timeouts and the connection cap that bound what slow or idle clients can hold.
     pub limits: ConnectionLimits,
@@ -223,18 +224,18 @@ impl Server {
     pub async fn start(self) -> Result<RunningServer, Box<dyn std::error::Error + Send + Sync>> {
         let clock = Arc::new(clock::ControlledClock::new(self.clock));
         let engine = Engine::open(
-            EngineConfig {
+            EngineOptions {
                 account_id: self.options.account_id.clone(),
                 region: self.options.region.clone(),
                 data_dir: self.options.data_dir.clone(),
                 enforce_cooloffs: self.options.enforce_cooloffs,
-                ..EngineConfig::default()
+                ..EngineOptions::default()
             },
             Arc::clone(&clock) as Arc<dyn Clock>,
             self.ids,
         )?;
         if let Some(path) = &self.options.config_file {
-            let file = crate::config::load(path)?;
+            let file = setup::load(path)?;
             file.apply(&engine).await?;
         }
         let listener = TcpListener::bind((self.options.host.as_str(), self.options.port)).await?;

@@ -5,6 +5,7 @@
 //! never written, in either protocol.
 
 use crate::command::*;
+use crate::error::Fault;
 
 /// A sink for result members. Names are given in both spellings where the protocols differ:
 /// `json` is the model member name, `xml` the flattened element name.
@@ -62,8 +63,9 @@ fn failed(out: &mut dyn Out, failed: &[BatchResultErrorEntry]) {
         &mut |i, o| {
             let f = &failed[i];
             o.string("Id", &f.id);
-            o.boolean("SenderFault", f.sender_fault);
-            o.string("Code", &f.code);
+            let spec = f.code.spec();
+            o.boolean("SenderFault", spec.fault == Fault::Sender);
+            o.string("Code", spec.legacy_code);
             o.string("Message", &f.message);
         },
     );

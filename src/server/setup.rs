@@ -1,4 +1,4 @@
-//! Server layer: the TOML config file that declares queues to create at start.
+//! Server layer: the `--config` file (a [`Setup`]): the queues to create at start.
 //!
 //! Each `[[queue]]` becomes CreateQueue / SetQueueAttributes / TagQueue commands run through the
 //! engine, so a config file gets exactly the validation an SDK caller gets. Applying it twice
@@ -28,10 +28,10 @@ use crate::command::{
 };
 use crate::engine::Engine;
 
-/// A parsed config file.
+/// What a `--config` file declares.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ConfigFile {
+pub struct Setup {
     /// Queues to create, in order.
     #[serde(default)]
     pub queue: Vec<QueueDecl>,
@@ -77,14 +77,14 @@ pub struct RedriveAllow {
 }
 
 /// Reads and parses a config file.
-pub fn load(path: &Path) -> Result<ConfigFile, String> {
+pub fn load(path: &Path) -> Result<Setup, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("config file {}: {e}", path.display()))?;
     parse(&text).map_err(|e| format!("config file {}: {e}", path.display()))
 }
 
 /// Parses config text.
-pub fn parse(text: &str) -> Result<ConfigFile, String> {
+pub fn parse(text: &str) -> Result<Setup, String> {
     toml::from_str(text).map_err(|e| e.to_string())
 }
 
@@ -141,7 +141,7 @@ async fn set(
         .map_err(|e| e.to_string())
 }
 
-impl ConfigFile {
+impl Setup {
     /// Creates or updates every declared queue. Runs in two passes so that dead-letter queues
     /// may be declared after the queues that use them.
     pub async fn apply(&self, engine: &Engine) -> Result<(), String> {
