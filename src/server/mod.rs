@@ -234,15 +234,21 @@ impl Server {
             Arc::clone(&clock) as Arc<dyn Clock>,
             self.ids,
         )?;
+        let mut fault_rules = self.faults;
         if let Some(path) = &self.options.config_file {
             let file = setup::load(path)?;
             file.apply(&engine).await?;
+            fault_rules.extend(file.fault);
+            if file.clock.freeze {
+                clock.freeze();
+            }
+            clock.advance_ms(file.clock.advance_seconds.saturating_mul(1000));
         }
         let listener = TcpListener::bind((self.options.host.as_str(), self.options.port)).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
         let faults = Arc::new(faults::Faults::new());
-        for rule in self.faults {
+        for rule in fault_rules {
             faults.add(rule).map_err(|e| format!("fault rule: {e}"))?;
         }
         let shared = Arc::new(Shared {

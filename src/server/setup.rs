@@ -3,6 +3,7 @@
 //! Each `[[queue]]` becomes CreateQueue / SetQueueAttributes / TagQueue commands run through the
 //! engine, so a config file gets exactly the validation an SDK caller gets. Applying it twice
 //! changes nothing. Errors name the queue and, through SQS's own message, the attribute.
+//! `[[fault]]` tables add fault-injection rules and `[clock]` sets the clock at start.
 //!
 //! ```toml
 //! [[queue]]
@@ -35,6 +36,24 @@ pub struct Setup {
     /// Queues to create, in order.
     #[serde(default)]
     pub queue: Vec<QueueDecl>,
+    /// Fault-injection rules to start with (`[[fault]]`, the fields of `POST /_localsqs/faults`).
+    #[serde(default)]
+    pub fault: Vec<super::faults::FaultRule>,
+    /// The clock to start with (`[clock]`).
+    #[serde(default)]
+    pub clock: ClockDecl,
+}
+
+/// `[clock] freeze = true, advance_seconds = 3600`: start frozen and/or ahead of real time.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClockDecl {
+    /// Start with time standing still.
+    #[serde(default)]
+    pub freeze: bool,
+    /// Start this many seconds ahead of real time.
+    #[serde(default)]
+    pub advance_seconds: u64,
 }
 
 /// One declared queue.

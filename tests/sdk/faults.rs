@@ -273,3 +273,57 @@ async fn short_polls_answer_empty_at_the_rate_and_the_seed_replays() {
         "the same seed replays the same receives"
     );
 }
+
+#[tokio::test]
+async fn the_config_file_declares_fault_rules_and_the_clock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("localsqs.toml");
+    std::fs::write(
+        &path,
+        r#"
+[[queue]]
+name = "orders"
+
+[[fault]]
+queue = "orders"
+actions = ["SendMessage"]
+error = "RequestThrottled"
+latency_ms = [1, 2]
+seed = 3
+
+[clock]
+freeze = true
+advance_seconds = 3600
+"#,
+    )
+    .expect("writes");
+    let server = localsqs::Server::builder()
+        .config_file(&path)
+        .start()
+        .await
+        .expect("starts");
+    let rules = server.faults().list();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0].1.error, Some(InjectedError::RequestThrottled));
+    let clock = server.clock();
+    assert!(clock.frozen);
+    assert!(clock.offset_ms >= 3_600_000, "{clock:?}");
+    let sqs = client_with_retries(&server.endpoint(), RetryConfig::disabled());
+    let url = format!("{}/000000000000/orders", server.endpoint());
+    let res = sqs
+        .send_message()
+        .queue_url(&url)
+        .message_body("x")
+        .send()
+        .await;
+    expect_error("declared fault", res, 403, "RequestThrottled", None);
+    server.shutdown().await;
+
+    std::fs::write(&path, "[[fault]]\nerror = \"Nope\"\n").expect("writes");
+    let err = localsqs::Server::builder()
+        .config_file(&path)
+        .start()
+        .await
+        .expect_err("an invalid rule stops the start");
+    assert!(err.to_string().contains("Nope"), "{err}");
+}
