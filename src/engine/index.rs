@@ -319,6 +319,22 @@ impl MessageIndex {
     /// (FIFO): group by group, the oldest receivable group first, all of its receivable
     /// messages in order, then the next; groups with a message in flight are skipped, including
     /// their messages not yet received (§6.9, G-27).
+    /// Up to `max` receivable messages of a standard queue, chosen uniformly at random
+    /// (reservoir sampling over the ready set, seeded by `seed`), in random order.
+    pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut out: Vec<u64> = Vec::with_capacity(max);
+        for (i, seq) in self.ready.iter().enumerate() {
+            if out.len() < max {
+                out.push(*seq);
+            } else if let Some(j) = Some(rng.usize(..=i)).filter(|&j| j < max) {
+                out[j] = *seq;
+            }
+        }
+        rng.shuffle(&mut out);
+        out
+    }
+
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
             return self.ready.iter().take(max).copied().collect();

@@ -40,6 +40,9 @@ const SYSTEM_ATTRIBUTES: &[&str] = &[
 pub(super) struct ReceiveOptions {
     pub max: usize,
     pub visibility_s: Option<u64>,
+    /// Standard queues only: pick receivable messages at random, from this seed (fault
+    /// injection).
+    pub random_order: Option<u64>,
 }
 
 impl Engine {
@@ -190,7 +193,11 @@ impl Engine {
         let mut handed_out = Vec::new();
         let mut moved = Vec::new();
         while out.len() < opts.max {
-            let picks = q.messages().pick(opts.max - out.len());
+            let want = opts.max - out.len();
+            let picks = match opts.random_order {
+                Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
+                _ => q.messages().pick(want),
+            };
             if picks.is_empty() {
                 break;
             }
@@ -454,6 +461,7 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
     Ok(ReceiveOptions {
         max: usize::try_from(max).unwrap_or(1),
         visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
+        random_order: None,
     })
 }
 

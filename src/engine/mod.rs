@@ -278,7 +278,10 @@ impl Engine {
                 .await
                 .map(Reply::SetQueueAttributes),
             Command::SendMessage(c) => self.send_message(ctx, c).await.map(Reply::SendMessage),
-            Command::ReceiveMessage(c) => self.receive_message(&c).await.map(Reply::ReceiveMessage),
+            Command::ReceiveMessage(c) => self
+                .receive_message(&c, ctx.random_order)
+                .await
+                .map(Reply::ReceiveMessage),
             Command::DeleteMessage(c) => self.delete_message(&c).await.map(Reply::DeleteMessage),
             Command::ChangeMessageVisibility(c) => self
                 .change_message_visibility(&c)

@@ -25,8 +25,10 @@ impl Engine {
     pub(super) async fn receive_message(
         &self,
         c: &ReceiveMessage,
+        random_order: Option<u64>,
     ) -> SqsResult<ReceiveMessageResult> {
-        let opts = receive_options(c)?;
+        let mut opts = receive_options(c)?;
+        opts.random_order = random_order;
         let mut deadline: Option<u64> = None;
         loop {
             let now = self.now();

@@ -182,7 +182,11 @@ async fn execute(
             }
             _ => Vec::new(),
         };
-        let mut result = shared.engine.execute(&d.ctx, d.command).await;
+        let mut ctx = d.ctx;
+        if matches!(d.command, Command::ReceiveMessage(_)) {
+            ctx.random_order = faults.reorder_seed(queue.as_deref());
+        }
+        let mut result = shared.engine.execute(&ctx, d.command).await;
         if let (Ok(Reply::ReceiveMessage(r)), Some(q)) = (&mut result, &queue) {
             faults.after_receive(q, max, &mut r.messages);
         }

@@ -253,14 +253,19 @@ impl Faults {
         self.lock().clear();
     }
 
-    /// Whether a receive on `queue` should take messages in random order.
-    #[must_use]
-    pub fn reorders(&self, queue: Option<&str>) -> bool {
-        !is_fifo(queue)
-            && self
-                .lock()
-                .iter()
-                .any(|a| a.rule.reorder && a.rule.matches(Action::ReceiveMessage, queue))
+    /// When a receive on `queue` should take messages in random order: the seed to draw it
+    /// from, taken from the matching rule's generator.
+    pub(super) fn reorder_seed(&self, queue: Option<&str>) -> Option<u64> {
+        if is_fifo(queue) {
+            return None;
+        }
+        let seed = self
+            .lock()
+            .iter_mut()
+            .find(|a| a.rule.reorder && a.rule.matches(Action::ReceiveMessage, queue))
+            .map(|a| a.rng.u64(..))?;
+        self.count("reorder");
+        Some(seed)
     }
 
     /// Decides what happens to a request before it runs.

@@ -166,7 +166,7 @@ impl Setup {
     pub async fn apply(&self, engine: &Engine) -> Result<(), String> {
         let ctx = RequestContext {
             base_url: "http://localhost".into(),
-            trace_header: None,
+            ..RequestContext::default()
         };
         let arn = |name: &str| engine.queue_arn(name);
         let mut redrive = Vec::new();

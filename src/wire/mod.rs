@@ -252,6 +252,7 @@ fn context(req: &WireRequest) -> RequestContext {
     RequestContext {
         base_url: req.base_url.clone(),
         trace_header: req.trace_header.clone(),
+        random_order: None,
     }
 }
 

@@ -327,3 +327,36 @@ advance_seconds = 3600
         .expect_err("an invalid rule stops the start");
     assert!(err.to_string().contains("Nope"), "{err}");
 }
+
+#[tokio::test]
+async fn reorder_takes_messages_in_random_order_and_replays_by_seed() {
+    let run = || async {
+        let t = TestServer::start().await;
+        let url = t.create_queue("shuffled", &[]).await;
+        t.server
+            .faults()
+            .add(FaultRule {
+                reorder: true,
+                seed: Some(5),
+                ..FaultRule::default()
+            })
+            .expect("valid");
+        for i in 0..20 {
+            t.send(&url, &format!("m{i:02}")).await;
+        }
+        let mut order = Vec::new();
+        for _ in 0..20 {
+            let got = t.receive(&url, 1).await;
+            order.extend(bodies(&got).into_iter().map(str::to_owned));
+        }
+        t.shutdown().await;
+        order
+    };
+    let first = run().await;
+    let mut sorted = first.clone();
+    sorted.sort();
+    let expected: Vec<String> = (0..20).map(|i| format!("m{i:02}")).collect();
+    assert_eq!(sorted, expected, "every message exactly once");
+    assert_ne!(first, expected, "not oldest first");
+    assert_eq!(first, run().await, "the same seed gives the same order");
+}
