@@ -21,7 +21,8 @@ pub enum Route {
     Metrics,
     /// `GET /_aws/sqs/messages[/<region>/<account>/<queue>]`: LocalStack-compatible peek.
     Peek,
-    /// `POST /_localsqs/reset`: drops every queue and message.
+    /// `POST /_localsqs/reset`: drops every queue and message, then restores the starting
+    /// state: the declared queues, fault rules and clock.
     Reset,
     /// `GET /_localstack/health`: LocalStack's health check, answering that SQS is running.
     LocalStackHealth,
@@ -126,10 +127,19 @@ pub(super) async fn handle(
             shared.metrics.render(),
         ),
         Route::Peek => peek(shared, req, accept_json, request_id),
-        Route::Reset => match shared.engine.reset().await {
-            Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
-            Err(e) => wire::error_response(Protocol::Json, &e, request_id),
-        },
+        Route::Reset => {
+            if let Err(e) = shared.engine.reset().await {
+                return wire::error_response(Protocol::Json, &e, request_id);
+            }
+            match shared
+                .startup
+                .restore(&shared.engine, &shared.faults, &shared.clock)
+                .await
+            {
+                Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
+                Err(e) => WireResponse::json(500, &json!({ "error": e })),
+            }
+        }
         // The shape LocalStack answers; suites and wait scripts check services.sqs.
         Route::LocalStackHealth => WireResponse::json(
             200,

@@ -234,29 +234,23 @@ impl Server {
             Arc::clone(&clock) as Arc<dyn Clock>,
             self.ids,
         )?;
-        let mut fault_rules = self.faults;
-        if let Some(path) = &self.options.config_file {
-            let file = setup::load(path)?;
-            file.apply(&engine).await?;
-            fault_rules.extend(file.fault);
-            if file.clock.freeze {
-                clock.freeze();
-            }
-            clock.advance_ms(file.clock.advance_seconds.saturating_mul(1000));
-        }
+        let mut startup = match &self.options.config_file {
+            Some(path) => setup::load(path)?,
+            None => setup::Setup::default(),
+        };
+        startup.fault.splice(0..0, self.faults);
+        let faults = Arc::new(faults::Faults::new());
+        startup.restore(&engine, &faults, &clock).await?;
         let listener = TcpListener::bind((self.options.host.as_str(), self.options.port)).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
-        let faults = Arc::new(faults::Faults::new());
-        for rule in fault_rules {
-            faults.add(rule).map_err(|e| format!("fault rule: {e}"))?;
-        }
         let shared = Arc::new(Shared {
             metrics: metrics::Metrics::new(&engine, &faults),
             engine: engine.clone(),
             options: self.options,
             faults: Arc::clone(&faults),
             clock: Arc::clone(&clock),
+            startup,
         });
         let task = tokio::spawn(listen::accept_loop(listener, shared, stop_rx));
         Ok(RunningServer {
@@ -352,4 +346,6 @@ struct Shared {
     metrics: metrics::Metrics,
     faults: Arc<faults::Faults>,
     clock: Arc<clock::ControlledClock>,
+    /// What the server started with (config file and builder), restored by a reset.
+    startup: setup::Setup,
 }

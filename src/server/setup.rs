@@ -161,6 +161,31 @@ async fn set(
 }
 
 impl Setup {
+    /// Puts the server in its declared starting state: the declared queues (created or
+    /// updated), exactly the declared fault rules, and the declared clock. Used at start and by
+    /// `POST /_localsqs/reset` after the engine has dropped everything.
+    pub async fn restore(
+        &self,
+        engine: &Engine,
+        faults: &super::faults::Faults,
+        clock: &super::clock::ControlledClock,
+    ) -> Result<(), String> {
+        self.apply(engine).await?;
+        faults.clear();
+        for rule in &self.fault {
+            faults
+                .add(rule.clone())
+                .map_err(|e| format!("fault rule: {e}"))?;
+        }
+        clock.reset();
+        if self.clock.freeze {
+            clock.freeze();
+        }
+        clock.advance_ms(self.clock.advance_seconds.saturating_mul(1000));
+        engine.wake_all();
+        Ok(())
+    }
+
     /// Creates or updates every declared queue. Runs in two passes so that dead-letter queues
     /// may be declared after the queues that use them.
     pub async fn apply(&self, engine: &Engine) -> Result<(), String> {

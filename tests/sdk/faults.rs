@@ -360,3 +360,49 @@ async fn reorder_takes_messages_in_random_order_and_replays_by_seed() {
     assert_ne!(first, expected, "not oldest first");
     assert_eq!(first, run().await, "the same seed gives the same order");
 }
+
+#[tokio::test]
+async fn reset_restores_the_declared_queues_rules_and_clock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("localsqs.toml");
+    std::fs::write(
+        &path,
+        "[[queue]]\nname = \"declared\"\n\n[[fault]]\nqueue = \"declared\"\nlatency_ms = 1\n",
+    )
+    .expect("writes");
+    let server = localsqs::Server::builder()
+        .config_file(&path)
+        .start()
+        .await
+        .expect("starts");
+    let sqs = client_with_retries(&server.endpoint(), RetryConfig::disabled());
+    sqs.create_queue()
+        .queue_name("scratch")
+        .send()
+        .await
+        .expect("creates");
+    server
+        .faults()
+        .add(throttle("scratch", 1.0))
+        .expect("valid");
+    server.advance(Duration::from_secs(600));
+    let reset = exchange(server.local_addr(), "POST", "/_localsqs/reset", &[], "")
+        .await
+        .expect("answered");
+    assert_eq!(reset.status, 200, "{}", reset.body);
+    let names: Vec<String> = sqs
+        .list_queues()
+        .send()
+        .await
+        .expect("lists")
+        .queue_urls()
+        .iter()
+        .map(|u| u.rsplit('/').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(names, ["declared"]);
+    let rules = server.faults().list();
+    assert_eq!(rules.len(), 1, "{rules:?}");
+    assert_eq!(rules[0].1.queue.as_deref(), Some("declared"));
+    assert_eq!(server.clock().offset_ms, 0);
+    server.shutdown().await;
+}

@@ -382,19 +382,14 @@ class Server:
         """The JSON of ``GET /health``."""
         return self._admin("GET", "/health")
 
-    def reset(self, reapply_config: bool = True) -> None:
-        """Drop every queue and message (``POST /_localsqs/reset``).
-
-        The server's reset drops the queues its ``--config`` file declared too. When this
-        server has a ``config`` and ``reapply_config`` is true, the process is then restarted on
-        the same port so that those queues are declared again: the server is as it was after
-        :meth:`start`.
+    def reset(self) -> None:
+        """Return the server to its starting state (``POST /_localsqs/reset``): every queue
+        and message is dropped, then the queues, fault rules and clock that its ``config`` file
+        declares are restored.
         """
         answer = self._admin("POST", "/_localsqs/reset")
         if answer.get("reset") is not True:
             raise LocalSQSError(f"reset failed: {answer!r}")
-        if reapply_config and self.config is not None:
-            self.restart()
 
     def restart(self) -> None:
         """Stop the server and start it again with the same settings on the same port."""
