@@ -58,6 +58,10 @@ pub struct RequestContext {
     pub base_url: String,
     /// The `X-Amzn-Trace-Id` request header, the fallback source of `AWSTraceHeader` (§6.5).
     pub trace_header: Option<String>,
+    /// The region of the request's SigV4 credential scope, if it was signed.
+    pub region: Option<String>,
+    /// The access key id the request was signed with, if it was signed.
+    pub access_key: Option<String>,
     /// Standard queues: take receivable messages in random order rather than oldest first,
     /// drawn from this seed (set by a fault-injection `reorder` rule; never for FIFO queues).
     pub random_order: Option<u64>,

@@ -169,7 +169,7 @@ impl Engine {
             .get(id)
             .and_then(|q| q.attributes().redrive_policy.as_ref())
             .and_then(|p| {
-                let dlq = reg.id_of(p.dead_letter_queue_name()?)?;
+                let dlq = self.queue_by_arn(reg, &p.dead_letter_target_arn)?;
                 Some((p.max_receive_count, dlq))
             })
             .filter(|&(_, d)| d != id);
@@ -243,7 +243,7 @@ impl Engine {
             && !moved.is_empty()
         {
             self.inner.metrics.dlq_moved.inc_by(moved.len() as u64);
-            let source_arn = self.queue_arn(q.name());
+            let source_arn = q.arn();
             if let Some(d) = reg.get_mut(dlq_id) {
                 redrive::arrive(d, moved, &source_arn, now, ops);
             }

@@ -85,7 +85,7 @@ impl Engine {
         let commit = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
-            let arn = self.queue_arn(q.name());
+            let arn = q.arn();
             let mut policy = q
                 .attributes()
                 .policy

@@ -25,6 +25,7 @@ mod receipt;
 mod record;
 mod redrive;
 mod registry;
+pub mod scope;
 pub mod store;
 mod task;
 
@@ -38,6 +39,7 @@ use crate::error::{SqsError, SqsResult};
 pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
 use queue_state::Queue;
 use registry::Registry;
+pub use scope::Scope;
 use store::{Commit, Store, StoreError};
 use task::Task;
 
@@ -107,10 +109,15 @@ impl Engine {
         let metrics = Arc::new(metrics::EngineMetrics::default());
         let now = clock.now_ms();
         let mut reg = Registry::new();
+        let default_scope = Scope {
+            account: cfg.account_id.clone(),
+            region: cfg.region.clone(),
+        };
         let mut sink = |row: store::Row| {
             match row {
                 store::Row::Queue(id, rec) => {
-                    reg.add(Queue::from_record(id, rec).map_err(StoreError::Decode)?);
+                    let q = Queue::from_record(id, rec, &default_scope);
+                    reg.add(q.map_err(StoreError::Decode)?);
                 }
                 store::Row::Message(qid, seq, rec, state) => {
                     if let Some(q) = reg.get_mut(qid) {
@@ -126,8 +133,14 @@ impl Engine {
             metrics.clone(),
             &mut sink,
         )?;
-        for (name, at) in loaded.tombstones {
-            reg.tombstone(name, at);
+        for (key, at) in loaded.tombstones {
+            // Schema 2 keyed tombstones by bare name, in the configured scope.
+            let arn = if key.starts_with("arn:") {
+                key
+            } else {
+                default_scope.arn(&key)
+            };
+            reg.tombstone(arn, at);
         }
         for q in reg.queues_mut().filter(|q| q.is_fifo()) {
             // FIFO queues apply the current DelaySeconds to messages not yet received (§6.6).
@@ -262,8 +275,48 @@ impl Engine {
         self.inner.closing.load(Ordering::SeqCst)
     }
 
-    /// Runs one command.
+    /// Runs one command, in the scope (account and region) the request context names.
     pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
+        scope::within(self.request_scope(ctx), self.run(ctx, cmd)).await
+    }
+
+    /// The account and region a request acts in: the region of its credential scope, else the
+    /// configured one; the account of its access key id when that is 12 digits, else the
+    /// configured one (docs/protocol.md §1.1).
+    #[must_use]
+    pub fn request_scope(&self, ctx: &RequestContext) -> Scope {
+        let cfg = &self.inner.cfg;
+        Scope {
+            account: ctx
+                .access_key
+                .as_deref()
+                .filter(|k| scope::is_account_id(k))
+                .unwrap_or(&cfg.account_id)
+                .to_owned(),
+            region: ctx.region.clone().unwrap_or_else(|| cfg.region.clone()),
+        }
+    }
+
+    /// The configured account and region.
+    #[must_use]
+    pub fn default_scope(&self) -> Scope {
+        Scope {
+            account: self.inner.cfg.account_id.clone(),
+            region: self.inner.cfg.region.clone(),
+        }
+    }
+
+    /// Runs `f` in `scope` (for calls outside [`Engine::execute`], such as the peek).
+    pub fn in_scope<R>(&self, scope: Scope, f: impl FnOnce() -> R) -> R {
+        scope::within_sync(scope, f)
+    }
+
+    /// The scope of the request being executed, or the configured one outside any.
+    fn current_scope(&self) -> Scope {
+        scope::current().unwrap_or_else(|| self.default_scope())
+    }
+
+    async fn run(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
         match cmd {
             Command::CreateQueue(c) => self.create_queue(ctx, c).await.map(Reply::CreateQueue),
             Command::GetQueueUrl(c) => self.get_queue_url(ctx, &c).map(Reply::GetQueueUrl),
@@ -338,24 +391,30 @@ impl Engine {
         self.inner.clock.now_ms()
     }
 
-    fn queue_url(&self, ctx: &RequestContext, name: &str) -> String {
-        format!("{}/{}/{}", ctx.base_url, self.inner.cfg.account_id, name)
+    /// The URL of queue `name` in `scope`, on the request's base URL.
+    fn queue_url(&self, ctx: &RequestContext, scope: &Scope, name: &str) -> String {
+        format!("{}/{}/{}", ctx.base_url, scope.account, name)
     }
 
-    /// The ARN of queue `name` in this account and region.
+    /// The ARN of queue `name` in the configured account and region.
     #[must_use]
     pub fn queue_arn(&self, name: &str) -> String {
-        format!(
-            "arn:aws:sqs:{}:{}:{}",
-            self.inner.cfg.region, self.inner.cfg.account_id, name
-        )
+        self.default_scope().arn(name)
     }
 
-    /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id.
+    /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id: the
+    /// account and region the URL names, else the request's.
     fn resolve(&self, reg: &Registry, url: &str) -> SqsResult<u64> {
-        let name = queue_name_from_url(url, &self.inner.cfg.account_id)
-            .ok_or_else(SqsError::queue_does_not_exist)?;
-        reg.id_of(name).ok_or_else(SqsError::queue_does_not_exist)
+        let parts = scope::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
+        let mut scope = self.current_scope();
+        if let Some(a) = parts.account {
+            a.clone_into(&mut scope.account);
+        }
+        if let Some(r) = parts.region {
+            r.clone_into(&mut scope.region);
+        }
+        reg.id_of(&scope, parts.name)
+            .ok_or_else(SqsError::queue_does_not_exist)
     }
 
     /// The queue a `QueueUrl` names.
@@ -370,53 +429,13 @@ impl Engine {
         reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)
     }
 
-    /// The id of the queue an ARN names, in this account and region.
+    /// The id of the queue an ARN names (in the ARN's account and region).
     fn queue_by_arn(&self, reg: &Registry, arn: &str) -> Option<u64> {
-        let name = crate::command::arn_name(arn)?;
-        let id = reg.id_of(name)?;
-        (self.queue_arn(name) == arn).then_some(id)
+        let (scope, name) = scope::parse_arn(arn)?;
+        reg.id_of(&scope, name)
     }
 
     async fn commit(&self, commit: Commit) -> SqsResult<()> {
         commit.wait().await.map_err(SqsError::internal)
-    }
-}
-
-/// Extracts the queue name from a queue URL, path or bare name; `None` when the URL names
-/// another account or has no queue in it.
-fn queue_name_from_url<'a>(url: &'a str, account: &str) -> Option<&'a str> {
-    let path = match url.split_once("://") {
-        Some((_, rest)) => rest.split_once('/').map_or("", |(_, p)| p),
-        None => url,
-    };
-    let path = path.split(['?', '#']).next().unwrap_or("");
-    let mut parts = path.split('/').filter(|s| !s.is_empty()).rev();
-    let name = parts.next()?;
-    match parts.next() {
-        Some(acct) if acct != account => None,
-        _ => Some(name),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::queue_name_from_url as n;
-
-    #[test]
-    fn queue_urls_paths_and_names() {
-        let a = "000000000000";
-        assert_eq!(
-            n("http://localhost:9324/000000000000/jobs", a),
-            Some("jobs")
-        );
-        assert_eq!(
-            n("https://sqs.us-east-1.amazonaws.com/000000000000/q.fifo", a),
-            Some("q.fifo")
-        );
-        assert_eq!(n("/000000000000/jobs", a), Some("jobs"));
-        assert_eq!(n("jobs", a), Some("jobs"));
-        assert_eq!(n("http://whatever-incorrect-queue-address", a), None);
-        assert_eq!(n("http://localhost:9324/123456789012/jobs", a), None);
-        assert_eq!(n("", a), None);
     }
 }

@@ -71,13 +71,19 @@ impl Engine {
                 .and_then(|id| reg.get(id))
                 .ok_or_else(|| not_found("SourceArn"))?;
             let to_move = source.messages().len() as u64;
-            if reg.dead_letter_sources(source.name()).is_empty() {
+            if reg.dead_letter_sources(&source.arn()).is_empty() {
                 return Err(SqsError::invalid_value(
                     "Source queue must be configured as a Dead Letter Queue.",
                 ));
             }
+            // A destination in another account or region is, from the source's region, not there
+            // [E: AWS's answer to a cross-region destination is not recorded].
+            let source_scope = source.scope().clone();
             if let Some(d) = &c.destination_arn
-                && self.queue_by_arn(&reg, d).is_none()
+                && self
+                    .queue_by_arn(&reg, d)
+                    .and_then(|id| reg.get(id))
+                    .is_none_or(|q| *q.scope() != source_scope)
             {
                 return Err(not_found("DestinationArn"));
             }

@@ -15,6 +15,8 @@ pub const PEEK_RECEIPT_HANDLE: &str = "SQS/BACKDOOR/ACCESS";
 pub struct QueueCounts {
     /// Queue name.
     pub name: String,
+    /// The queue's account and region.
+    pub scope: super::Scope,
     /// Receivable now.
     pub visible: usize,
     /// In flight.
@@ -56,7 +58,7 @@ impl Engine {
             .collect())
     }
 
-    /// Counters of every queue, by name.
+    /// Counters of every queue, by name (then account and region).
     #[must_use]
     pub fn queue_counts(&self) -> Vec<QueueCounts> {
         let now = self.now();
@@ -68,13 +70,14 @@ impl Engine {
                 let m = q.messages();
                 QueueCounts {
                     name: q.name().to_owned(),
+                    scope: q.scope().clone(),
                     visible: m.ready_count(),
                     in_flight: m.inflight_count(),
                     delayed: m.delayed_count(),
                 }
             })
             .collect();
-        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out.sort_by(|a, b| (&a.name, &a.scope).cmp(&(&b.name, &b.scope)));
         out
     }
 

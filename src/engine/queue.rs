@@ -70,10 +70,11 @@ impl Engine {
         let validated = attributes::validate(&c.attributes, fifo, true)?;
         validate::tags(&c.tags)?;
         let now = self.now();
+        let scope = self.current_scope();
         let commit = {
             let mut reg = self.lock();
             let settings = self.settings(&reg, &c.queue_name, fifo, validated)?;
-            if let Some(q) = reg.id_of(&c.queue_name).and_then(|id| reg.get(id)) {
+            if let Some(q) = reg.id_of(&scope, &c.queue_name).and_then(|id| reg.get(id)) {
                 let current = q.attributes().to_map();
                 if let Some(s) = settings.iter().find(|s| {
                     let v = s.text();
@@ -93,7 +94,7 @@ impl Engine {
             } else {
                 if self.inner.cfg.enforce_cooloffs
                     && reg
-                        .deleted_at(&c.queue_name)
+                        .deleted_at(&scope.arn(&c.queue_name))
                         .is_some_and(|at| now < at + COOLOFF_MS)
                 {
                     return Err(SqsError::new(
@@ -104,14 +105,21 @@ impl Engine {
                 let mut attrs = QueueAttributes::defaults(fifo);
                 attrs.apply(&settings);
                 let tags = c.tags.into_iter().collect();
-                let q = Queue::create(reg.next_id(), c.queue_name.clone(), attrs, tags, now);
+                let q = Queue::create(
+                    reg.next_id(),
+                    scope.clone(),
+                    c.queue_name.clone(),
+                    attrs,
+                    tags,
+                    now,
+                );
                 let op = reg.add(q).put_op();
                 self.inner.store.submit(vec![op])
             }
         };
         self.commit(commit).await?;
         Ok(CreateQueueResult {
-            queue_url: self.queue_url(ctx, &c.queue_name),
+            queue_url: self.queue_url(ctx, &scope, &c.queue_name),
         })
     }
 
@@ -123,17 +131,15 @@ impl Engine {
         if c.queue_name.is_empty() {
             return Err(SqsError::missing("QueueName"));
         }
-        if c.queue_owner_aws_account_id
-            .as_deref()
-            .is_some_and(|a| a != self.inner.cfg.account_id)
-        {
-            return Err(SqsError::queue_does_not_exist());
+        let mut scope = self.current_scope();
+        if let Some(owner) = &c.queue_owner_aws_account_id {
+            owner.clone_into(&mut scope.account);
         }
-        if self.lock().id_of(&c.queue_name).is_none() {
+        if self.lock().id_of(&scope, &c.queue_name).is_none() {
             return Err(SqsError::queue_does_not_exist());
         }
         Ok(GetQueueUrlResult {
-            queue_url: self.queue_url(ctx, &c.queue_name),
+            queue_url: self.queue_url(ctx, &scope, &c.queue_name),
         })
     }
 
@@ -143,15 +149,19 @@ impl Engine {
         c: &ListQueues,
     ) -> SqsResult<ListQueuesResult> {
         let prefix = c.queue_name_prefix.as_deref().unwrap_or("");
+        let scope = self.current_scope();
         let names: Vec<String> = self
             .lock()
-            .names()
+            .names_in(&scope)
             .filter(|n| n.starts_with(prefix))
             .cloned()
             .collect();
         let (names, next_token) = paginate(names, c.max_results, c.next_token.as_deref())?;
         Ok(ListQueuesResult {
-            queue_urls: names.iter().map(|n| self.queue_url(ctx, n)).collect(),
+            queue_urls: names
+                .iter()
+                .map(|n| self.queue_url(ctx, &scope, n))
+                .collect(),
             next_token,
         })
     }
@@ -163,8 +173,8 @@ impl Engine {
             let id = self.resolve(&reg, &c.queue_url)?;
             let mut ops = vec![Op::DeleteQueue(id)];
             if let Some(q) = reg.remove(id) {
-                reg.tombstone(q.name().to_owned(), now);
-                ops.push(Op::PutTombstone(q.name().to_owned(), now));
+                reg.tombstone(q.arn(), now);
+                ops.push(Op::PutTombstone(q.arn(), now));
                 q.wake();
             }
             self.inner.store.submit(ops)
@@ -223,7 +233,7 @@ impl Engine {
                 ),
                 ("CreatedTimestamp", q.created_s().to_string()),
                 ("LastModifiedTimestamp", q.modified_s().to_string()),
-                ("QueueArn", self.queue_arn(q.name())),
+                ("QueueArn", q.arn()),
             ];
             let mut out: Vec<(String, String)> = computed
                 .into_iter()

@@ -13,6 +13,7 @@ use tokio::sync::Notify;
 use super::fifo::{self, FifoState};
 use super::index::{MessageIndex, Msg, Phase};
 use super::record::{MessageRecord, QueueRecord, StateRecord};
+use super::scope::Scope;
 use super::store::Op;
 use crate::command::Message;
 use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
@@ -22,6 +23,8 @@ use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
 pub(super) struct Queue {
     /// Internal id; a re-created queue gets a new one.
     id: u64,
+    /// Its account and region.
+    scope: Scope,
     name: String,
     /// Typed; FIFO queues are the ones with FIFO attributes.
     attributes: QueueAttributes,
@@ -46,6 +49,7 @@ impl Queue {
     /// A new queue with no messages, created at `now` (epoch ms).
     pub fn create(
         id: u64,
+        scope: Scope,
         name: String,
         attributes: QueueAttributes,
         tags: BTreeMap<String, String>,
@@ -58,6 +62,7 @@ impl Queue {
         // The record's attribute map is rendered from `attributes` when the queue is written.
         let rec = QueueRecord {
             name,
+            scope: Some(scope.into()),
             fifo: attributes.fifo.is_some(),
             attributes: BTreeMap::new(),
             tags,
@@ -69,16 +74,25 @@ impl Queue {
         Self::with(id, rec, attributes)
     }
 
-    /// A queue read back from its record, before its messages are restored.
-    pub fn from_record(id: u64, rec: QueueRecord) -> Result<Self, String> {
+    /// A queue read back from its record, before its messages are restored. A record written
+    /// before queues had scopes belongs to `default_scope`.
+    pub fn from_record(id: u64, rec: QueueRecord, default_scope: &Scope) -> Result<Self, String> {
         let attributes = QueueAttributes::from_map(&rec.attributes, rec.fifo)
             .map_err(|e| format!("queue {}: {}", rec.name, e.message))?;
-        Ok(Self::with(id, rec, attributes))
+        let mut q = Self::with(id, rec, attributes);
+        if q.scope.account.is_empty() {
+            q.scope = default_scope.clone();
+        }
+        Ok(q)
     }
 
     fn with(id: u64, rec: QueueRecord, attributes: QueueAttributes) -> Self {
         Queue {
             id,
+            scope: rec.scope.map(Scope::from).unwrap_or(Scope {
+                account: String::new(),
+                region: String::new(),
+            }),
             name: rec.name,
             messages: MessageIndex::new(attributes.fifo.is_some()),
             attributes,
@@ -99,6 +113,7 @@ impl Queue {
             self.id,
             QueueRecord {
                 name: self.name.clone(),
+                scope: Some(self.scope.clone().into()),
                 fifo: self.is_fifo(),
                 attributes: self.attributes.to_map(),
                 tags: self.tags.clone(),
@@ -118,6 +133,16 @@ impl Queue {
     /// Queue name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Its account and region.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Its ARN.
+    pub fn arn(&self) -> String {
+        self.scope.arn(&self.name)
     }
 
     /// Whether this is a FIFO queue.
@@ -343,6 +368,10 @@ mod tests {
     fn queue() -> Queue {
         Queue::create(
             1,
+            Scope {
+                account: "000000000000".into(),
+                region: "us-east-1".into(),
+            },
             "q".into(),
             QueueAttributes::defaults(false),
             BTreeMap::new(),

@@ -37,6 +37,68 @@ pub(crate) struct QueueRecord {
     /// FIFO: deduplicate per message group. Fixed at creation; a later change of the
     /// DeduplicationScope attribute does not change behaviour (§6.9).
     pub dedup_per_group: bool,
+    /// Account and region (schema 3). Last, so that a schema-2 record, which ends before it,
+    /// fails to decode as this layout and is read by [`decode_queue`] as the old one instead.
+    pub scope: Option<ScopeRecord>,
+}
+
+/// A queue's account and region, as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ScopeRecord {
+    /// 12-digit account id.
+    pub account: String,
+    /// Region name.
+    pub region: String,
+}
+
+impl From<super::scope::Scope> for ScopeRecord {
+    fn from(s: super::scope::Scope) -> Self {
+        Self {
+            account: s.account,
+            region: s.region,
+        }
+    }
+}
+
+impl From<ScopeRecord> for super::scope::Scope {
+    fn from(s: ScopeRecord) -> Self {
+        Self {
+            account: s.account,
+            region: s.region,
+        }
+    }
+}
+
+/// The schema-2 queue record: [`QueueRecord`] without its scope.
+#[derive(Deserialize)]
+struct QueueRecordV2 {
+    name: String,
+    fifo: bool,
+    attributes: BTreeMap<String, String>,
+    tags: BTreeMap<String, String>,
+    created_s: u64,
+    modified_s: u64,
+    last_purge_ms: Option<u64>,
+    dedup_per_group: bool,
+}
+
+/// Decodes a stored queue record of schema 3, or of schema 2 (then without a scope: the queue
+/// belongs to the configured account and region).
+pub(crate) fn decode_queue(b: &[u8]) -> Result<QueueRecord, String> {
+    decode::<QueueRecord>(b).or_else(|_| {
+        let v2: QueueRecordV2 = decode(b)?;
+        Ok(QueueRecord {
+            name: v2.name,
+            fifo: v2.fifo,
+            attributes: v2.attributes,
+            tags: v2.tags,
+            created_s: v2.created_s,
+            modified_s: v2.modified_s,
+            last_purge_ms: v2.last_purge_ms,
+            dedup_per_group: v2.dedup_per_group,
+            scope: None,
+        })
+    })
 }
 
 /// The immutable part of a message (table `messages`).
@@ -346,6 +408,7 @@ mod tests {
             modified_s: 1_700_000_001,
             last_purge_ms: Some(1_700_000_000_002),
             dedup_per_group: true,
+            scope: None,
         };
         let mut bytes = vec![6, 113, 46, 102, 105, 102, 111, 1, 2, 12];
         bytes.extend_from_slice(b"DelaySeconds");
@@ -357,7 +420,24 @@ mod tests {
             1, 4, 116, 101, 97, 109, 4, 115, 104, 111, 112, 128, 226, 207, 170, 6, 129, 226, 207,
             170, 6, 1, 130, 208, 149, 255, 188, 49, 1,
         ]);
+        // Schema 2 wrote the same fields without the trailing scope: still readable.
+        assert_eq!(decode_queue(&bytes), Ok(queue.clone()));
+        bytes.push(0);
         pinned(&queue, &bytes);
+        let scoped = QueueRecord {
+            scope: Some(ScopeRecord {
+                account: "123456789012".into(),
+                region: "eu-west-1".into(),
+            }),
+            ..queue
+        };
+        let mut scoped_bytes = bytes[..bytes.len() - 1].to_vec();
+        scoped_bytes.extend_from_slice(&[1, 12]);
+        scoped_bytes.extend_from_slice(b"123456789012");
+        scoped_bytes.push(9);
+        scoped_bytes.extend_from_slice(b"eu-west-1");
+        pinned(&scoped, &scoped_bytes);
+        assert_eq!(decode_queue(&scoped_bytes), Ok(scoped));
 
         let dedup = DedupRecord {
             expires_ms: 1_700_000_300_000,

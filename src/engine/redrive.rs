@@ -15,7 +15,6 @@ use super::store::Op;
 use crate::command::attributes::Setting;
 use crate::command::{
     ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RedrivePolicy, RequestContext,
-    arn_name,
 };
 use crate::error::{SqsError, SqsResult};
 
@@ -80,17 +79,20 @@ impl Engine {
     ) -> SqsResult<()> {
         let target = &policy.dead_letter_target_arn;
         let invalid = |reason: &str| SqsError::invalid_param(text, "RedrivePolicy", reason);
-        let dlq = arn_name(target)
-            .and_then(|n| reg.id_of(n))
+        // A dead-letter queue must be in its source's account and region; one elsewhere is, from
+        // the source's point of view, not there [E: AWS's text for that case is not recorded].
+        let scope = self.current_scope();
+        let dlq = self
+            .queue_by_arn(reg, target)
             .and_then(|id| reg.get(id))
-            .filter(|q| self.queue_arn(q.name()) == *target)
+            .filter(|q| *q.scope() == scope)
             .ok_or_else(|| invalid("Dead letter target does not exist."))?;
         if dlq.is_fifo() != fifo {
             return Err(invalid(
                 "Dead-letter queue must be same type of queue as the source.",
             ));
         }
-        let source_arn = self.queue_arn(name);
+        let source_arn = scope.arn(name);
         // No policy behaves as allowAll (§6.1).
         let allowed = dlq
             .attributes()
@@ -113,12 +115,16 @@ impl Engine {
         let names = {
             let reg = self.lock();
             let dlq = self.queue(&reg, &c.queue_url)?;
-            reg.dead_letter_sources(dlq.name())
+            (reg.dead_letter_sources(&dlq.arn()), dlq.scope().clone())
         };
+        let (names, scope) = names;
         let (names, next_token) =
             super::queue::paginate(names, c.max_results, c.next_token.as_deref())?;
         Ok(ListDeadLetterSourceQueuesResult {
-            queue_urls: names.iter().map(|n| self.queue_url(ctx, n)).collect(),
+            queue_urls: names
+                .iter()
+                .map(|n| self.queue_url(ctx, &scope, n))
+                .collect(),
             next_token,
         })
     }

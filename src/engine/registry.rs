@@ -1,21 +1,23 @@
-//! Engine layer: the registry of every queue (by id and by name), deleted-queue tombstones and
-//! message move tasks: everything the engine lock guards.
+//! Engine layer: the registry of every queue (by id, and by account, region and name),
+//! deleted-queue tombstones and message move tasks: everything the engine lock guards.
 //!
 //! The name index and the queues are changed together only here, so a name always resolves to
-//! a queue that exists.
+//! a queue that exists. Names are indexed per scope (account and region), so a lookup borrows
+//! the request's strings and allocates nothing.
 
 use std::collections::HashMap;
 
 use super::queue_state::Queue;
+use super::scope::Scope;
 use super::task::Task;
 
 /// All queues, tombstones and move tasks.
 #[derive(Debug)]
 pub(super) struct Registry {
-    by_name: HashMap<String, u64>,
+    by_name: HashMap<Scope, HashMap<String, u64>>,
     queues: HashMap<u64, Queue>,
     next_queue_id: u64,
-    /// Deleted queue names → deletion time (epoch ms).
+    /// Deleted queues' ARNs → deletion time (epoch ms).
     tombstones: HashMap<String, u64>,
     /// Message move tasks, oldest first.
     tasks: Vec<Task>,
@@ -42,20 +44,28 @@ impl Registry {
     pub fn add(&mut self, q: Queue) -> &mut Queue {
         let id = q.id();
         self.next_queue_id = self.next_queue_id.max(id + 1);
-        self.by_name.insert(q.name().to_owned(), id);
+        self.by_name
+            .entry(q.scope().clone())
+            .or_default()
+            .insert(q.name().to_owned(), id);
         self.queues.entry(id).insert_entry(q).into_mut()
     }
 
     /// Removes a queue (DeleteQueue).
     pub fn remove(&mut self, id: u64) -> Option<Queue> {
         let q = self.queues.remove(&id)?;
-        self.by_name.remove(q.name());
+        if let Some(names) = self.by_name.get_mut(q.scope()) {
+            names.remove(q.name());
+            if names.is_empty() {
+                self.by_name.remove(q.scope());
+            }
+        }
         Some(q)
     }
 
-    /// The id of the queue called `name`.
-    pub fn id_of(&self, name: &str) -> Option<u64> {
-        self.by_name.get(name).copied()
+    /// The id of the queue called `name` in `scope`.
+    pub fn id_of(&self, scope: &Scope, name: &str) -> Option<u64> {
+        self.by_name.get(scope)?.get(name).copied()
     }
 
     /// A queue by id.
@@ -78,33 +88,33 @@ impl Registry {
         self.queues.values_mut()
     }
 
-    /// Every queue name, in no particular order.
-    pub fn names(&self) -> impl Iterator<Item = &String> {
-        self.by_name.keys()
+    /// The names of the queues in `scope`, in no particular order.
+    pub fn names_in(&self, scope: &Scope) -> impl Iterator<Item = &String> {
+        self.by_name.get(scope).into_iter().flat_map(HashMap::keys)
     }
 
-    /// Names of the queues whose RedrivePolicy targets the queue called `dlq_name`.
-    pub fn dead_letter_sources(&self, dlq_name: &str) -> Vec<String> {
+    /// Names of the queues whose RedrivePolicy targets the queue with ARN `dlq_arn` (they are
+    /// in its scope: a dead-letter queue must be in its source's account and region).
+    pub fn dead_letter_sources(&self, dlq_arn: &str) -> Vec<String> {
         self.queues()
             .filter(|q| {
                 q.attributes()
                     .redrive_policy
                     .as_ref()
-                    .and_then(|p| p.dead_letter_queue_name())
-                    == Some(dlq_name)
+                    .is_some_and(|p| p.dead_letter_target_arn == dlq_arn)
             })
             .map(|q| q.name().to_owned())
             .collect()
     }
 
-    /// Remembers when a queue name was deleted.
-    pub fn tombstone(&mut self, name: String, at: u64) {
-        self.tombstones.insert(name, at);
+    /// Remembers when the queue with this ARN was deleted.
+    pub fn tombstone(&mut self, arn: String, at: u64) {
+        self.tombstones.insert(arn, at);
     }
 
-    /// When the queue called `name` was last deleted (epoch ms).
-    pub fn deleted_at(&self, name: &str) -> Option<u64> {
-        self.tombstones.get(name).copied()
+    /// When the queue with this ARN was last deleted (epoch ms).
+    pub fn deleted_at(&self, arn: &str) -> Option<u64> {
+        self.tombstones.get(arn).copied()
     }
 
     /// Move tasks, oldest first.

@@ -51,7 +51,11 @@ const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 /// A file of any other version is refused at start-up with [`StoreError::Schema`], which names
 /// the file and both versions; nothing converts old files, so the operator keeps the matching
 /// localsqs or starts with another `--data-dir`.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
+/// The older version this build still opens: schema 2 lacks queue scopes (their records end
+/// before the field, and `record::decode_queue` reads them) and keys tombstones by bare name.
+/// Opening such a file marks it version 3; its records are rewritten as they change.
+const UPGRADABLE_FROM: u32 = 2;
 const SCHEMA_KEY: &str = "schema_version";
 /// Most jobs folded into one commit.
 const MAX_BATCH: usize = 4096;
@@ -306,6 +310,10 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
             .map(|v| v.value().try_into().map(u32::from_be_bytes));
         match found {
             Some(Ok(SCHEMA_VERSION)) => {}
+            Some(Ok(UPGRADABLE_FROM)) => {
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())
+                    .map_err(redb_err)?;
+            }
             Some(Ok(found)) => {
                 return Err(StoreError::Schema {
                     path: path.to_owned(),
@@ -342,7 +350,10 @@ fn load(
     let queues = txn.open_table(QUEUES).map_err(redb_err)?;
     for row in queues.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
-        sink(Row::Queue(k.value(), decode(v.value())?))?;
+        sink(Row::Queue(
+            k.value(),
+            super::record::decode_queue(v.value()).map_err(StoreError::Decode)?,
+        ))?;
     }
     let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
     let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;

@@ -271,18 +271,31 @@ fn peek(shared: &Shared, req: &WireRequest, accept_json: bool, request_id: &str)
             .get(name)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     };
-    let from_path = req
+    // The path form names region, account and queue: /_aws/sqs/messages/<region>/<account>/<q>.
+    let segs: Vec<&str> = req
         .path
         .strip_prefix(PEEK_PATH)
-        .and_then(|rest| rest.rsplit('/').next())
-        .filter(|name| !name.is_empty())
-        .map(str::to_owned);
+        .unwrap_or_default()
+        .split('/')
+        .filter(|s| !s.is_empty())
+        .collect();
+    let engine = &shared.engine;
+    let mut scope = engine.default_scope();
+    let from_path = match segs.as_slice() {
+        [region, account, name] => {
+            (*region).clone_into(&mut scope.region);
+            Some(format!("/{account}/{name}"))
+        }
+        [name] => Some((*name).to_owned()),
+        _ => None,
+    };
     let Some(url) = fields.get("QueueUrl").cloned().or(from_path) else {
         return wire::error_response(protocol, &SqsError::missing("QueueUrl"), request_id);
     };
-    let result = shared
-        .engine
-        .peek(&url, flag("ShowInvisible"), flag("ShowDelayed"))
+    let result = engine
+        .in_scope(scope, || {
+            engine.peek(&url, flag("ShowInvisible"), flag("ShowDelayed"))
+        })
         .map(|messages| Reply::ReceiveMessage(ReceiveMessageResult { messages }));
     let mut resp = match (&result, accept_json) {
         // LocalStack answers JSON peeks with its XML document's names (`Message`, `Attribute`).

@@ -72,21 +72,13 @@ pub(super) async fn serve(
         .queue_host
         .clone()
         .unwrap_or_else(|| queue_authority(host_header.as_deref(), local));
-    let base_url = match shared.options.compat {
-        Compat::None => format!("http://{host}"),
-        Compat::LocalStack => {
-            let port = host.rsplit_once(':').map_or("4566", |(_, p)| p);
-            format!(
-                "http://sqs.{}.localhost.localstack.cloud:{port}",
-                shared.options.region
-            )
-        }
-    };
+    let base_url = base_url(shared, &host, &shared.options.region);
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
     let route = admin::route(&method, &path, target.is_some());
     let query = req.uri().query().map(str::to_owned);
     let trace_header = header(&req, "x-amzn-trace-id");
+    let authorization = header(&req, "authorization");
     let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
     let protocol = protocol.negotiate(accept_json);
     let collect = Limited::new(req.into_body(), shared.options.max_request_bytes).collect();
@@ -118,6 +110,7 @@ pub(super) async fn serve(
         query,
         target,
         trace_header,
+        authorization,
         base_url,
         body,
     };
@@ -154,10 +147,16 @@ async fn execute(
     req: &WireRequest,
     request_id: &str,
 ) -> (WireResponse, Option<String>) {
-    let d = match wire::decode(req, request_id) {
+    let mut d = match wire::decode(req, request_id) {
         Err(rejected) => return (rejected, None),
         Ok(d) => d,
     };
+    if shared.options.compat == Compat::LocalStack
+        && let Some(region) = &d.ctx.region
+    {
+        // LocalStack's queue URLs name the region the client signed for.
+        d.ctx.base_url = localstack_base(region, port_of(&req.base_url));
+    }
     let queue = d.command.queue_name().map(str::to_owned);
     let faults = &shared.faults;
     let before = faults.before(d.action, &d.command);
@@ -199,6 +198,27 @@ async fn execute(
         wire::encode(d.protocol, d.action, &result, request_id),
         queue,
     )
+}
+
+/// The scheme and authority queue URLs are built on: the request's host, or with `--compat
+/// localstack` LocalStack's `sqs.<region>.localhost.localstack.cloud` on the same port.
+fn base_url(shared: &Shared, host: &str, region: &str) -> String {
+    match shared.options.compat {
+        Compat::None => format!("http://{host}"),
+        Compat::LocalStack => localstack_base(region, port_of(host)),
+    }
+}
+
+fn localstack_base(region: &str, port: &str) -> String {
+    format!("http://sqs.{region}.localhost.localstack.cloud:{port}")
+}
+
+/// The port of a `host:port` or `scheme://host:port` (LocalStack's 4566 when none is given).
+fn port_of(authority: &str) -> &str {
+    authority
+        .rsplit_once(':')
+        .map_or("4566", |(_, p)| p)
+        .trim_end_matches('/')
 }
 
 /// The `host:port` that queue URLs carry: the request's `Host` header when it is a plain

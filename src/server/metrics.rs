@@ -26,6 +26,8 @@ struct RequestLabels {
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct QueueLabels {
     queue: String,
+    account: String,
+    region: String,
 }
 
 fn latency_histogram() -> Histogram {
@@ -77,6 +79,8 @@ impl Collector for QueueGauges {
             for c in &counts {
                 let labels = QueueLabels {
                     queue: c.name.clone(),
+                    account: c.scope.account.clone(),
+                    region: c.scope.region.clone(),
                 };
                 let value = i64::try_from(get(c)).unwrap_or(i64::MAX);
                 ConstGauge::new(value).encode(family.encode_family(&labels)?)?;

@@ -28,6 +28,7 @@ use crate::command::{
     SetQueueAttributes, TagQueue,
 };
 use crate::engine::Engine;
+use crate::engine::scope::is_account_id;
 
 /// What a `--config` file declares.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -62,6 +63,10 @@ pub struct ClockDecl {
 pub struct QueueDecl {
     /// Queue name (`.fifo` for FIFO queues; `FifoQueue = true` is implied by the suffix).
     pub name: String,
+    /// Account (12 digits); the server's `--account-id` when absent.
+    pub account: Option<String>,
+    /// Region; the server's `--region` when absent.
+    pub region: Option<String>,
     /// SQS attributes by their API names; strings, numbers and booleans are accepted.
     #[serde(default)]
     pub attributes: BTreeMap<String, toml::Value>,
@@ -189,19 +194,26 @@ impl Setup {
     /// Creates or updates every declared queue. Runs in two passes so that dead-letter queues
     /// may be declared after the queues that use them.
     pub async fn apply(&self, engine: &Engine) -> Result<(), String> {
-        let ctx = RequestContext {
-            base_url: "http://localhost".into(),
-            ..RequestContext::default()
-        };
-        let arn = |name: &str| engine.queue_arn(name);
         let mut redrive = Vec::new();
         for q in &self.queue {
             let err = |e: String| format!("queue {}: {e}", q.name);
+            if let Some(a) = q.account.as_deref().filter(|a| !is_account_id(a)) {
+                return Err(err(format!("account {a:?} is not a 12-digit account id")));
+            }
+            // The queue's account and region, as a request signed for them would carry.
+            let ctx = RequestContext {
+                base_url: "http://localhost".into(),
+                region: q.region.clone(),
+                access_key: q.account.clone(),
+                ..RequestContext::default()
+            };
+            let scope = engine.request_scope(&ctx);
+            let arn = |name: &str| scope.arn(name);
             let mut attributes = Vec::new();
             for (k, v) in &q.attributes {
                 let v = value_string(v).map_err(|e| err(format!("attribute {k}: {e}")))?;
                 if k == "RedrivePolicy" {
-                    redrive.push((q.name.clone(), v));
+                    redrive.push((q.name.clone(), ctx.clone(), v));
                 } else {
                     attributes.push((k.clone(), v));
                 }
@@ -226,9 +238,9 @@ impl Setup {
                     dead_letter_target_arn: arn(&d.queue),
                     max_receive_count: d.max_receive_count,
                 };
-                redrive.push((q.name.clone(), policy.to_json()));
+                redrive.push((q.name.clone(), ctx.clone(), policy.to_json()));
             }
-            let url = format!("/{}/{}", engine.config().account_id, q.name);
+            let url = format!("/{}/{}", scope.account, q.name);
             match current(engine, &ctx, &url).await {
                 Some(cur) => {
                     let changed: Vec<(String, String)> = attributes
@@ -263,8 +275,8 @@ impl Setup {
                     .map_err(|e| err(e.to_string()))?;
             }
         }
-        for (name, policy) in redrive {
-            let url = format!("/{}/{}", engine.config().account_id, name);
+        for (name, ctx, policy) in redrive {
+            let url = format!("/{}/{}", engine.request_scope(&ctx).account, name);
             let cur = current(engine, &ctx, &url).await.unwrap_or_default();
             let changed: Vec<(String, String)> = (cur.get("RedrivePolicy") != Some(&policy))
                 .then(|| ("RedrivePolicy".to_owned(), policy))

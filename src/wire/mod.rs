@@ -40,6 +40,8 @@ pub struct WireRequest {
     pub target: Option<String>,
     /// The `X-Amzn-Trace-Id` header.
     pub trace_header: Option<String>,
+    /// The `Authorization` header (SigV4: its credential scope names the access key and region).
+    pub authorization: Option<String>,
     /// Scheme and authority for queue URLs, e.g. `http://localhost:9324`.
     pub base_url: String,
     /// The body.
@@ -248,10 +250,30 @@ pub fn encode_xml_names(action: Action, reply: &Reply, request_id: &str) -> Wire
     )
 }
 
-fn context(req: &WireRequest) -> RequestContext {
+/// The SigV4 credential of a request, `<access key>/<date>/<region>/<service>/aws4_request`:
+/// from the `Authorization` header, else from a presigned request's `X-Amz-Credential`.
+fn credential(req: &WireRequest, presigned: Option<&str>) -> Option<(String, String)> {
+    let from_header = req.authorization.as_deref().and_then(|a| {
+        let rest = a.strip_prefix("AWS4-HMAC-SHA256")?;
+        let cred = rest
+            .split(',')
+            .find_map(|p| p.trim().strip_prefix("Credential="))?;
+        Some(cred.trim())
+    });
+    let cred = from_header.or(presigned)?;
+    let mut parts = cred.split('/');
+    let key = parts.next().filter(|k| !k.is_empty())?;
+    let region = parts.nth(1).filter(|r| !r.is_empty())?;
+    Some((key.to_owned(), region.to_owned()))
+}
+
+fn context(req: &WireRequest, presigned: Option<&str>) -> RequestContext {
+    let (access_key, region) = credential(req, presigned).unzip();
     RequestContext {
         base_url: req.base_url.clone(),
         trace_header: req.trace_header.clone(),
+        region,
+        access_key,
         random_order: None,
     }
 }
@@ -281,7 +303,7 @@ fn decode_json(req: &WireRequest, request_id: &str) -> Result<Decoded, WireRespo
     Ok(Decoded {
         protocol: Protocol::Json,
         action,
-        ctx: context(req),
+        ctx: context(req, None),
         command,
     })
 }
@@ -360,12 +382,13 @@ fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResp
         // Java v1 and JS v2 send the queue URL as the path (§2.1, G-22).
         fields.insert("QueueUrl".into(), req.path.clone());
     }
+    let ctx = context(req, fields.get("X-Amz-Credential").map(String::as_str));
     let command =
         decode::decode(action, &QueryParams::new(fields, action.name())).map_err(reject)?;
     Ok(Decoded {
         protocol,
         action,
-        ctx: context(req),
+        ctx,
         command,
     })
 }
@@ -386,6 +409,33 @@ mod tests {
         assert_eq!(f.get("MessageBody").map(String::as_str), Some("a b c"));
         let e = form_fields(None, b"MessageBody=%C3%A9").expect("UTF-8 decodes");
         assert_eq!(e.get("MessageBody").map(String::as_str), Some("\u{e9}"));
+    }
+
+    #[test]
+    fn the_credential_scope_names_the_access_key_and_region() {
+        let mut req = WireRequest {
+            protocol: Protocol::Json,
+            method: "POST".into(),
+            path: "/".into(),
+            query: None,
+            target: None,
+            trace_header: None,
+            authorization: Some(
+                "AWS4-HMAC-SHA256 Credential=123456789012/20261201/eu-west-1/sqs/aws4_request, \
+                 SignedHeaders=host;x-amz-date, Signature=abc"
+                    .into(),
+            ),
+            base_url: String::new(),
+            body: Vec::new(),
+        };
+        let ctx = context(&req, None);
+        assert_eq!(ctx.access_key.as_deref(), Some("123456789012"));
+        assert_eq!(ctx.region.as_deref(), Some("eu-west-1"));
+        req.authorization = None;
+        let ctx = context(&req, Some("AKID/20261201/ap-south-1/sqs/aws4_request"));
+        assert_eq!(ctx.access_key.as_deref(), Some("AKID"));
+        assert_eq!(ctx.region.as_deref(), Some("ap-south-1"));
+        assert_eq!(context(&req, None).region, None);
     }
 
     #[test]

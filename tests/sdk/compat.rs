@@ -48,3 +48,37 @@ async fn localstack_health_and_queue_urls() {
     assert_eq!(bodies(got.messages()), ["hi"]);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn elasticmq_and_localstack_queue_url_forms_address_queues() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let sqs = client(&server.endpoint());
+    sqs.create_queue()
+        .queue_name("jobs")
+        .send()
+        .await
+        .expect("creates");
+    let ep = server.endpoint();
+    for url in [
+        format!("{ep}/queue/jobs"),
+        format!("{ep}/000000000000/jobs"),
+        format!("{ep}/queue/us-east-1/000000000000/jobs"),
+        "http://sqs.us-east-1.localhost.localstack.cloud:4566/000000000000/jobs".to_owned(),
+    ] {
+        sqs.send_message()
+            .queue_url(&url)
+            .message_body(url.clone())
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("{url}: {e:?}"));
+    }
+    let got = sqs
+        .receive_message()
+        .queue_url(format!("{ep}/queue/jobs"))
+        .max_number_of_messages(10)
+        .send()
+        .await
+        .expect("receives");
+    assert_eq!(got.messages().len(), 4);
+    server.shutdown().await;
+}

@@ -125,8 +125,8 @@ async fn health_metrics_peek_and_reset() {
     for line in [
         "localsqs_messages_sent_total 2",
         "localsqs_messages_received_total 1",
-        "localsqs_queue_messages_visible{queue=\"ops\"} 1",
-        "localsqs_queue_messages_in_flight{queue=\"ops\"} 1",
+        "localsqs_queue_messages_visible{queue=\"ops\",account=\"000000000000\",region=\"us-east-1\"} 1",
+        "localsqs_queue_messages_in_flight{queue=\"ops\",account=\"000000000000\",region=\"us-east-1\"} 1",
         "localsqs_request_duration_seconds_count{action=\"SendMessage\"} 2",
     ] {
         assert!(

@@ -1,0 +1,199 @@
+//! Engine layer: where a queue lives, its account and region, and how a request picks them.
+//!
+//! Queues are keyed by (account, region, name): `q` in us-east-1 and `q` in eu-west-1 are two
+//! queues (docs/protocol.md §1.1, G-24). A request's scope is decided once, in
+//! [`super::Engine::execute`]: the region of its SigV4 credential scope, else the configured
+//! one; the account of its access key id when that is 12 digits (LocalStack's convention),
+//! else the configured one. Queue URLs and ARNs then override it: the account (and, for the
+//! LocalStack forms, the region) in a queue URL names the queue addressed.
+//!
+//! The scope travels with the request as a tokio task-local, so the many engine methods that
+//! resolve a `QueueUrl` read it without each growing a parameter; background work (move tasks,
+//! the sweeper) addresses queues by id or by ARN and never needs it.
+
+use std::fmt;
+
+/// An account and a region.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scope {
+    /// 12-digit account id.
+    pub account: String,
+    /// Region name, e.g. `us-east-1`.
+    pub region: String,
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.region, self.account)
+    }
+}
+
+impl Scope {
+    /// The ARN of queue `name` in this scope.
+    #[must_use]
+    pub fn arn(&self, name: &str) -> String {
+        format!("arn:aws:sqs:{}:{}:{name}", self.region, self.account)
+    }
+}
+
+tokio::task_local! {
+    /// The scope of the request being executed.
+    static REQUEST_SCOPE: Scope;
+}
+
+/// Runs `fut` with `scope` as the request scope.
+pub(super) async fn within<F: std::future::Future>(scope: Scope, fut: F) -> F::Output {
+    REQUEST_SCOPE.scope(scope, fut).await
+}
+
+/// Runs `f` with `scope` as the request scope (synchronous engine calls such as the peek).
+pub(super) fn within_sync<R>(scope: Scope, f: impl FnOnce() -> R) -> R {
+    REQUEST_SCOPE.sync_scope(scope, f)
+}
+
+/// The current request's scope, if one is set.
+pub(super) fn current() -> Option<Scope> {
+    REQUEST_SCOPE.try_with(Clone::clone).ok()
+}
+
+/// Whether `s` looks like an account id: 12 ASCII digits.
+#[must_use]
+pub fn is_account_id(s: &str) -> bool {
+    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// What a `QueueUrl` names: a queue name, and the account and region when the URL carries them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct UrlParts<'a> {
+    pub account: Option<&'a str>,
+    pub region: Option<&'a str>,
+    pub name: &'a str,
+}
+
+/// Parses every queue URL form clients hand back (§2.3): AWS's
+/// `https://sqs.<region>.amazonaws.com/<account>/<name>` (and the older
+/// `<region>.queue.amazonaws.com`), LocalStack's `sqs.<region>.localhost.localstack.cloud`
+/// hosts and `/queue/<region>/<account>/<name>` paths, ElasticMQ's `/queue/<name>` and
+/// `/<account>/<name>`, a bare path, or a bare name.
+pub(super) fn parse_url(url: &str) -> Option<UrlParts<'_>> {
+    let (host, path) = match url.split_once("://") {
+        Some((_, rest)) => rest.split_once('/').unwrap_or((rest, "")),
+        None => ("", url),
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    let host_region = region_of_host(host.split(':').next().unwrap_or(""));
+    let (account, region, name) = match segs.as_slice() {
+        ["queue", region, account, name] => (Some(*account), Some(*region), *name),
+        ["queue", name] => (None, None, *name),
+        [account, name] => (Some(*account), None, *name),
+        [name] => (None, None, *name),
+        _ => return None,
+    };
+    Some(UrlParts {
+        account,
+        region: region.or(host_region),
+        name,
+    })
+}
+
+/// The region an SQS host names: `sqs.<region>.amazonaws.com`, `<region>.queue.amazonaws.com`,
+/// `sqs.<region>.localhost.localstack.cloud`.
+fn region_of_host(host: &str) -> Option<&str> {
+    let mut labels = host.split('.');
+    match (labels.next(), labels.next(), labels.next()) {
+        (Some("sqs"), Some(region), Some(_)) if looks_like_region(region) => Some(region),
+        (Some(region), Some("queue"), Some("amazonaws")) if looks_like_region(region) => {
+            Some(region)
+        }
+        _ => None,
+    }
+}
+
+/// `xx-name-N` (us-east-1, eu-west-2, ap-southeast-1, us-gov-west-1, …).
+fn looks_like_region(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('-').collect();
+    parts.len() >= 3
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+        && parts
+            .last()
+            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The scope and name of a queue ARN (`arn:aws:sqs:<region>:<account>:<name>`).
+pub(super) fn parse_arn(arn: &str) -> Option<(Scope, &str)> {
+    let mut p = arn.splitn(6, ':');
+    let (Some("arn"), Some(_partition), Some("sqs"), Some(region), Some(account), Some(name)) =
+        (p.next(), p.next(), p.next(), p.next(), p.next(), p.next())
+    else {
+        return None;
+    };
+    (!name.is_empty()).then(|| {
+        (
+            Scope {
+                account: account.to_owned(),
+                region: region.to_owned(),
+            },
+            name,
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(url: &str) -> Option<(Option<&str>, Option<&str>, &str)> {
+        parse_url(url).map(|p| (p.account, p.region, p.name))
+    }
+
+    #[test]
+    fn every_queue_url_form() {
+        let a = Some("000000000000");
+        assert_eq!(
+            parts("http://localhost:9324/000000000000/jobs"),
+            Some((a, None, "jobs"))
+        );
+        assert_eq!(
+            parts("https://sqs.eu-west-1.amazonaws.com/000000000000/q.fifo"),
+            Some((a, Some("eu-west-1"), "q.fifo"))
+        );
+        assert_eq!(
+            parts("http://sqs.us-east-2.localhost.localstack.cloud:4566/000000000000/q"),
+            Some((a, Some("us-east-2"), "q"))
+        );
+        assert_eq!(
+            parts("http://localhost:4566/queue/ap-south-1/000000000000/q"),
+            Some((a, Some("ap-south-1"), "q"))
+        );
+        assert_eq!(
+            parts("http://localhost:9324/queue/q"),
+            Some((None, None, "q"))
+        );
+        assert_eq!(parts("/000000000000/jobs"), Some((a, None, "jobs")));
+        assert_eq!(parts("jobs"), Some((None, None, "jobs")));
+        assert_eq!(
+            parts("https://us-west-2.queue.amazonaws.com/000000000000/q"),
+            Some((a, Some("us-west-2"), "q"))
+        );
+        assert_eq!(parts("http://whatever-incorrect-queue-address"), None);
+        assert_eq!(parts(""), None);
+        assert_eq!(parts("http://h/a/b/c"), None);
+    }
+
+    #[test]
+    fn arns_carry_region_and_account() {
+        let (s, n) = parse_arn("arn:aws:sqs:eu-west-1:123456789012:dlq").expect("an ARN");
+        assert_eq!(
+            (s.region.as_str(), s.account.as_str(), n),
+            ("eu-west-1", "123456789012", "dlq")
+        );
+        assert_eq!(s.arn(n), "arn:aws:sqs:eu-west-1:123456789012:dlq");
+        assert!(parse_arn("arn:aws:sns:us-east-1:000000000000:t").is_none());
+        assert!(parse_arn("dlq").is_none());
+        assert!(is_account_id("123456789012"));
+        assert!(!is_account_id("test"));
+    }
+}
