@@ -48,9 +48,9 @@ const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 /// record of `record.rs` (postcard writes fields by position); a change in what a stored
 /// text means (the attribute map's names or value forms). Renaming a Rust field or type is not
 /// a change. Then update docs/storage.md and the bytes in `record::tests::pinned_encodings`.
-/// A file of any other version is refused at start-up with [`StoreError::Schema`], which names
-/// the file and both versions; nothing converts old files, so the operator keeps the matching
-/// localsqs or starts with another `--data-dir`.
+/// A file of [`UPGRADABLE_FROM`] is upgraded in place; one of any other version is refused at
+/// start-up with [`StoreError::Schema`], which names the file and both versions, so the
+/// operator keeps the matching localsqs or starts with another `--data-dir`.
 pub const SCHEMA_VERSION: u32 = 3;
 /// The older version this build still opens: schema 2 lacks queue scopes (their records end
 /// before the field, and `record::decode_queue` reads them) and keys tombstones by bare name.
