@@ -9,6 +9,7 @@ pub mod admin;
 pub mod clock;
 mod conn;
 mod dispatch;
+mod elasticmq;
 pub mod faults;
 mod listen;
 pub mod metrics;

@@ -100,11 +100,16 @@ pub struct RedriveAllow {
     pub source_queues: Vec<String>,
 }
 
-/// Reads and parses a config file.
+/// Reads and parses a config file: localsqs's TOML, or ElasticMQ's `elasticmq.conf`.
 pub fn load(path: &Path) -> Result<Setup, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("config file {}: {e}", path.display()))?;
-    parse(&text).map_err(|e| format!("config file {}: {e}", path.display()))
+    let parsed = if super::elasticmq::looks_like(path, &text) {
+        super::elasticmq::read(&text)
+    } else {
+        parse(&text)
+    };
+    parsed.map_err(|e| format!("config file {}: {e}", path.display()))
 }
 
 /// Parses config text.

@@ -82,3 +82,65 @@ async fn elasticmq_and_localstack_queue_url_forms_address_queues() {
     assert_eq!(got.messages().len(), 4);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn an_elasticmq_conf_declares_the_queues() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("elasticmq.conf");
+    std::fs::write(
+        &path,
+        r#"include classpath("application.conf")
+rest-sqs { enabled = true, bind-port = 9324 }
+queues {
+  orders {
+    defaultVisibilityTimeout = 45 seconds
+    deadLettersQueue { name = "orders-dlq", maxReceiveCount = 3 }
+  }
+  orders-dlq { }
+}
+"#,
+    )
+    .expect("writes");
+    let server = localsqs::Server::builder()
+        .config_file(&path)
+        .start()
+        .await
+        .expect("starts");
+    let sqs = client(&server.endpoint());
+    let url = sqs
+        .get_queue_url()
+        .queue_name("orders")
+        .send()
+        .await
+        .expect("declared")
+        .queue_url
+        .unwrap_or_default();
+    let attrs = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::All)
+        .send()
+        .await
+        .expect("attributes");
+    let attrs = attrs.attributes().cloned().unwrap_or_default();
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    assert_eq!(
+        attrs.get(&A::VisibilityTimeout).map(String::as_str),
+        Some("45")
+    );
+    assert!(
+        attrs
+            .get(&A::RedrivePolicy)
+            .is_some_and(|p| p.contains("orders-dlq") && p.contains('3')),
+        "{attrs:?}"
+    );
+    server.shutdown().await;
+
+    std::fs::write(&path, "queues { q { moveTo = \"elsewhere\" } }").expect("writes");
+    let err = localsqs::Server::builder()
+        .config_file(&path)
+        .start()
+        .await
+        .expect_err("moveTo is refused");
+    assert!(err.to_string().contains("moveTo"), "{err}");
+}
