@@ -115,9 +115,10 @@ pub fn attribute(name: &str, value: &MessageAttributeValue) -> SqsResult<()> {
         )));
     }
     let Some(base) = base_type(&value.data_type) else {
-        // [E] wording.
+        // [E] moto 5's text; its code (MessageAttributesInvalid) is no SQS code, so the
+        // model's InvalidParameterValue stays.
         return Err(SqsError::invalid_value(format!(
-            "The type of message (user) attribute '{name}' is invalid. You must use only the following supported type prefixes: Binary, Number, String."
+            "The message attribute '{name}' has an invalid message attribute type, the set of supported type prefixes is Binary, Number, and String."
         )));
     };
     let empty = || {

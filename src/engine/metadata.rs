@@ -52,8 +52,10 @@ impl Engine {
 
     pub(super) async fn untag_queue(&self, c: &UntagQueue) -> SqsResult<()> {
         if c.tag_keys.is_empty() {
-            // [E] wording.
-            return Err(SqsError::missing("TagKeys"));
+            // [E] moto 5's code and text (no AWS capture).
+            return Err(SqsError::invalid_value(
+                "Tag keys must be between 1 and 128 characters in length.",
+            ));
         }
         let commit = {
             let mut reg = self.lock();
@@ -210,11 +212,21 @@ fn check_permission(c: &AddPermission) -> SqsResult<()> {
         .iter()
         .find(|a| !PERMISSION_ACTIONS.contains(&a.as_str()))
     {
-        return Err(SqsError::invalid_param(
-            bad,
-            "ActionName",
-            "Please refer to the appropriate WSDL for a list of valid actions.",
-        ));
+        // [E] moto 5's text for an SQS action only the owner may call (no AWS capture); a
+        // name that is no SQS action at all keeps the WSDL wording.
+        return Err(if crate::command::Action::from_name(bad).is_some() {
+            SqsError::invalid_param(
+                &format!("SQS:{bad}"),
+                "ActionName",
+                "Only the queue owner is allowed to invoke this action.",
+            )
+        } else {
+            SqsError::invalid_param(
+                bad,
+                "ActionName",
+                "Please refer to the appropriate WSDL for a list of valid actions.",
+            )
+        });
     }
     Ok(())
 }

@@ -62,7 +62,10 @@ impl Engine {
         c: CreateQueue,
     ) -> SqsResult<CreateQueueResult> {
         if c.queue_name.is_empty() {
-            return Err(SqsError::missing("QueueName"));
+            // [E] moto 5's code and text for an empty name (no AWS capture): the name rule's.
+            return Err(SqsError::invalid_value(
+                "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length",
+            ));
         }
         // A `.fifo` name without FifoQueue=true is a standard queue with a bad name (§6.2).
         let fifo = attributes::requests_fifo(&c.attributes);

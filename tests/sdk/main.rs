@@ -21,5 +21,6 @@ mod operations;
 mod queues;
 mod redrive;
 mod scopes;
+mod settled;
 mod validation;
 mod visibility;
