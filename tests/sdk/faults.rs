@@ -407,3 +407,113 @@ async fn reset_restores_the_declared_queues_rules_and_clock() {
     assert_eq!(server.clock().offset_ms, 0);
     server.shutdown().await;
 }
+
+/// Every kind of fault through the Query protocol: latency and an error on sends, then
+/// duplicates, reordering and empty short polls on receives.
+#[tokio::test]
+async fn every_fault_kind_through_the_query_protocol() {
+    let t = TestServer::start().await;
+    let addr = t.server.local_addr();
+    let url = t.create_queue("query-faults", &[]).await;
+    let form = |body: String| async move {
+        exchange(
+            addr,
+            "POST",
+            "/",
+            &[("Content-Type", "application/x-www-form-urlencoded")],
+            &body,
+        )
+        .await
+        .expect("answered")
+    };
+    let faults = t.server.faults();
+    let slow = faults
+        .add(FaultRule {
+            actions: vec!["SendMessage".into()],
+            latency_ms: Some(localsqs::server::faults::Latency::Fixed(5)),
+            error: Some(InjectedError::KmsThrottled),
+            error_rate: Some(1.0),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+    let sent = form(format!("Action=SendMessage&QueueUrl={url}&MessageBody=x")).await;
+    assert_eq!(sent.status, 400, "{}", sent.body);
+    assert!(
+        sent.body.contains("<Code>KMS.ThrottlingException</Code>"),
+        "{}",
+        sent.body
+    );
+    assert!(faults.remove(&slow));
+    for i in 0..6 {
+        let ok = form(format!(
+            "Action=SendMessage&QueueUrl={url}&MessageBody=m{i}"
+        ))
+        .await;
+        assert_eq!(ok.status, 200, "{}", ok.body);
+    }
+    faults
+        .add(FaultRule {
+            reorder: true,
+            duplicate_rate: Some(1.0),
+            seed: Some(2),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+    let receive = || {
+        form(format!(
+            "Action=ReceiveMessage&QueueUrl={url}&MaxNumberOfMessages=2"
+        ))
+    };
+    let bodies_of = |xml: &str| -> Vec<String> {
+        xml.split("<Body>")
+            .skip(1)
+            .filter_map(|s| s.split("</Body>").next())
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut seen = Vec::new();
+    for _ in 0..8 {
+        seen.extend(bodies_of(&receive().await.body));
+    }
+    let mut sorted = seen.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert!(
+        sorted.len() < seen.len(),
+        "a duplicate was handed out: {seen:?}"
+    );
+    assert_eq!(
+        sorted,
+        ["m0", "m1", "m2", "m3", "m4", "m5"],
+        "every message came out"
+    );
+    let firsts: Vec<&String> = seen.iter().take(6).collect();
+    assert_ne!(
+        firsts,
+        ["m0", "m1", "m2", "m3", "m4", "m5"],
+        "not oldest first: {seen:?}"
+    );
+    faults.clear();
+    faults
+        .add(FaultRule {
+            empty_receive_rate: Some(1.0),
+            ..FaultRule::default()
+        })
+        .expect("valid");
+    let fresh = form(format!(
+        "Action=SendMessage&QueueUrl={url}&MessageBody=fresh"
+    ))
+    .await;
+    assert_eq!(fresh.status, 200);
+    assert!(
+        t.server
+            .engine()
+            .queue_counts()
+            .iter()
+            .any(|c| c.visible == 1)
+    );
+    let empty = receive().await;
+    assert_eq!(empty.status, 200);
+    assert!(bodies_of(&empty.body).is_empty(), "{}", empty.body);
+    t.shutdown().await;
+}
