@@ -219,77 +219,83 @@ async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
 
 #[tokio::test]
 async fn parked_long_polls_end_and_wake_on_the_controlled_clock() {
-    let t = TestServer::start().await;
-    let url = t.create_queue("poll", &[]).await;
-    let poll = |wait: i32| {
+    both_modes(|t| async move {
+        let url = t.create_queue("poll", &[]).await;
+        let poll = |wait: i32| {
+            t.client
+                .receive_message()
+                .queue_url(&url)
+                .wait_time_seconds(wait)
+                .send()
+        };
+        let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            advance(&t, 20.0).await;
+        });
+        let got = got
+            .expect("the 20 s wait elapsed on the clock")
+            .expect("ok");
+        assert!(got.messages.unwrap_or_default().is_empty());
         t.client
-            .receive_message()
+            .send_message()
             .queue_url(&url)
-            .wait_time_seconds(wait)
+            .message_body("later")
+            .delay_seconds(10)
             .send()
-    };
-    let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        advance(&t, 20.0).await;
-    });
-    let got = got
-        .expect("the 20 s wait elapsed on the clock")
-        .expect("ok");
-    assert!(got.messages.unwrap_or_default().is_empty());
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("later")
-        .delay_seconds(10)
-        .send()
-        .await
-        .expect("sends");
-    let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        advance(&t, 10.0).await;
-    });
-    let got = got.expect("woken by the advance").expect("ok");
-    assert_eq!(bodies(&got.messages.unwrap_or_default()), ["later"]);
-    t.shutdown().await;
+            .await
+            .expect("sends");
+        let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            advance(&t, 10.0).await;
+        });
+        let got = got.expect("woken by the advance").expect("ok");
+        assert_eq!(bodies(&got.messages.unwrap_or_default()), ["later"]);
+        t.shutdown().await;
+    })
+    .await;
 }
 
 #[tokio::test]
 async fn purge_cool_off_follows_the_clock_when_enforced() {
-    let server = localsqs::Server::builder()
-        .clock(Arc::new(ManualClock::new(START_MS)))
-        .enforce_cooloffs(true)
-        .start()
-        .await
-        .expect("starts");
-    let sqs = super::harness::client(&server.endpoint());
-    let url = sqs
-        .create_queue()
-        .queue_name("purged")
-        .send()
-        .await
-        .expect("creates")
-        .queue_url
-        .unwrap_or_default();
-    sqs.purge_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .expect("purges");
-    let again = sqs.purge_queue().queue_url(&url).send().await;
-    expect_error(
-        "second purge",
-        again,
-        403,
-        "AWS.SimpleQueueService.PurgeQueueInProgress",
-        None,
-    );
-    server.advance(Duration::from_secs(60));
-    sqs.purge_queue()
-        .queue_url(&url)
-        .send()
-        .await
-        .expect("after 60 s");
-    server.shutdown().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for durable in [false, true] {
+        let mut builder = localsqs::Server::builder()
+            .clock(Arc::new(ManualClock::new(START_MS)))
+            .enforce_cooloffs(true);
+        if durable {
+            builder = builder.data_dir(dir.path());
+        }
+        let server = builder.start().await.expect("starts");
+        let sqs = super::harness::client(&server.endpoint());
+        let url = sqs
+            .create_queue()
+            .queue_name("purged")
+            .send()
+            .await
+            .expect("creates")
+            .queue_url
+            .unwrap_or_default();
+        sqs.purge_queue()
+            .queue_url(&url)
+            .send()
+            .await
+            .expect("purges");
+        let again = sqs.purge_queue().queue_url(&url).send().await;
+        expect_error(
+            "second purge",
+            again,
+            403,
+            "AWS.SimpleQueueService.PurgeQueueInProgress",
+            None,
+        );
+        server.advance(Duration::from_secs(60));
+        sqs.purge_queue()
+            .queue_url(&url)
+            .send()
+            .await
+            .expect("after 60 s");
+        server.shutdown().await;
+    }
 }
 
 #[tokio::test]
@@ -311,18 +317,20 @@ async fn the_rust_api_freezes_resumes_and_advances() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn move_task_pacing_follows_the_clock() {
     use crate::move_tasks::{poison, quick_source, start_task, wait_moved, wait_status};
-    let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = super::harness::arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
-    poison(&t, &src, &["a", "b", "c", "d"]).await;
-    start_task(&t, &dlq_arn, None, Some(2)).await;
-    wait_moved(&t, &dlq_arn, 2).await;
-    advance(&t, 1.0).await;
-    wait_moved(&t, &dlq_arn, 4).await;
-    wait_status(&t, &dlq_arn, "COMPLETED").await;
-    assert_eq!(t.counts(&src).await, (4, 0, 0));
-    t.shutdown().await;
+    both_modes(|t| async move {
+        let dlq = t.create_queue("dlq", &[]).await;
+        let dlq_arn = super::harness::arn(&t, &dlq).await;
+        let src = quick_source(&t, "src", &dlq_arn).await;
+        poison(&t, &src, &["a", "b", "c", "d"]).await;
+        start_task(&t, &dlq_arn, None, Some(2)).await;
+        wait_moved(&t, &dlq_arn, 2).await;
+        advance(&t, 1.0).await;
+        wait_moved(&t, &dlq_arn, 4).await;
+        wait_status(&t, &dlq_arn, "COMPLETED").await;
+        assert_eq!(t.counts(&src).await, (4, 0, 0));
+        t.shutdown().await;
+    })
+    .await;
 }
 
 /// The README's example, verbatim in spirit: a redrive after 3 × 30-second visibility
