@@ -79,13 +79,21 @@ impl Engine {
             // A destination in another account or region is, from the source's region, not there
             // [E: AWS's answer to a cross-region destination is not recorded].
             let source_scope = source.scope().clone();
-            if let Some(d) = &c.destination_arn
-                && self
+            if let Some(d) = &c.destination_arn {
+                let dest = self
                     .queue_by_arn(&reg, d)
                     .and_then(|id| reg.get(id))
-                    .is_none_or(|q| *q.scope() != source_scope)
-            {
-                return Err(not_found("DestinationArn"));
+                    .filter(|q| *q.scope() == source_scope)
+                    .ok_or_else(|| not_found("DestinationArn"))?;
+                // Messages of a standard queue carry no group id, so a FIFO queue could never
+                // hand them out [E: AWS's text for this case is not recorded].
+                if dest.is_fifo() && !source.is_fifo() {
+                    return Err(SqsError::invalid_param(
+                        d,
+                        "DestinationArn",
+                        "A standard queue's messages cannot be moved to a FIFO queue.",
+                    ));
+                }
             }
             if reg
                 .tasks()
@@ -300,6 +308,12 @@ impl Engine {
             if dest.is_fifo() {
                 rec.extra_mut().sequence_number =
                     Some(dest.fifo_state().next_sequence(rec.sent_ms));
+            } else {
+                // FIFO → standard: a standard queue has no deduplication or sequence numbers;
+                // the group id stays (fair queues use it).
+                let extra = rec.extra_mut();
+                extra.dedup_id = None;
+                extra.sequence_number = None;
             }
             rec.compact();
             let state = StateRecord {

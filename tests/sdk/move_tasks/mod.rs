@@ -9,6 +9,7 @@
 
 mod errors;
 mod runs;
+mod types;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
