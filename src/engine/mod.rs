@@ -251,6 +251,10 @@ impl Engine {
                 q.fifo_state().prune(id, now, &mut ops);
             }
         }
+        // A tombstone only serves the 60-second re-create rule (§6.13).
+        for arn in reg.prune_tombstones(now.saturating_sub(queue::COOLOFF_MS)) {
+            ops.push(store::Op::DeleteTombstone(arn));
+        }
         if !ops.is_empty() {
             // Nothing waits on this commit; it only reclaims space.
             drop(self.inner.store.submit(ops));
@@ -304,6 +308,12 @@ impl Engine {
             account: self.inner.cfg.account_id.clone(),
             region: self.inner.cfg.region.clone(),
         }
+    }
+
+    /// How many deleted-queue tombstones the engine keeps (they are pruned after 60 s).
+    #[must_use]
+    pub fn tombstone_count(&self) -> usize {
+        self.lock().tombstone_count()
     }
 
     /// Runs `f` in `scope` (for calls outside [`Engine::execute`], such as the peek).

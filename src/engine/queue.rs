@@ -18,7 +18,7 @@ use crate::command::{
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// AWS's cool-off after DeleteQueue and PurgeQueue (§6.13).
-const COOLOFF_MS: u64 = 60_000;
+pub(super) const COOLOFF_MS: u64 = 60_000;
 
 /// One page of queue names, sorted, for ListQueues and ListDeadLetterSourceQueues (§6.12):
 /// up to 1,000 names, and a NextToken only when MaxResults was given and more remain.
@@ -72,6 +72,13 @@ impl Engine {
         validate::queue_name(&c.queue_name, fifo)?;
         let validated = attributes::validate(&c.attributes, fifo, true)?;
         validate::tags(&c.tags)?;
+        if c.tags.len() > validate::MAX_TAGS {
+            // The same limit TagQueue enforces; [E] moto 5's text.
+            return Err(SqsError::invalid_value(format!(
+                "Too many tags added for queue {}.",
+                c.queue_name
+            )));
+        }
         let now = self.now();
         let scope = self.current_scope();
         let commit = {

@@ -112,6 +112,25 @@ impl Registry {
         self.tombstones.insert(arn, at);
     }
 
+    /// Forgets tombstones older than `before` (epoch ms); returns the ARNs forgotten.
+    pub fn prune_tombstones(&mut self, before: u64) -> Vec<String> {
+        let old: Vec<String> = self
+            .tombstones
+            .iter()
+            .filter(|&(_, &at)| at < before)
+            .map(|(arn, _)| arn.clone())
+            .collect();
+        for arn in &old {
+            self.tombstones.remove(arn);
+        }
+        old
+    }
+
+    /// How many tombstones are kept.
+    pub fn tombstone_count(&self) -> usize {
+        self.tombstones.len()
+    }
+
     /// When the queue with this ARN was last deleted (epoch ms).
     pub fn deleted_at(&self, arn: &str) -> Option<u64> {
         self.tombstones.get(arn).copied()

@@ -77,6 +77,8 @@ pub(crate) enum Op {
     DeleteMessage(u64, u64),
     /// Remember when a queue name was deleted.
     PutTombstone(String, u64),
+    /// Forget a tombstone whose 60 seconds have passed.
+    DeleteTombstone(String),
     /// Insert or replace a deduplication entry.
     PutDedup(u64, String, DedupRecord),
     /// Remove a deduplication entry.
@@ -109,6 +111,9 @@ pub enum StoreError {
     Decode(String),
     /// The file is damaged beyond what redb can repair.
     Corrupt(PathBuf),
+    /// The file exists but holds nothing: a truncated copy, or a disk that filled up while it
+    /// was created. Opening it would silently start an empty store over it.
+    Empty(PathBuf),
     /// The writer thread has stopped.
     Closed,
 }
@@ -132,6 +137,11 @@ impl std::fmt::Display for StoreError {
             StoreError::Corrupt(p) => write!(
                 f,
                 "data file {} is corrupt and cannot be opened; move it away to start afresh",
+                p.display()
+            ),
+            StoreError::Empty(p) => write!(
+                f,
+                "data file {} is empty (0 bytes), so it holds no state; if that is expected, delete it, otherwise restore it from a copy",
                 p.display()
             ),
             StoreError::Closed => write!(f, "storage writer has stopped"),
@@ -274,6 +284,9 @@ fn open_and_load(
     cache_bytes: usize,
     sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(Database, Loaded), StoreError> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(StoreError::Empty(path.to_owned()));
+    }
     let attempt = || -> Result<(Database, Loaded), StoreError> {
         let db = Database::builder()
             .set_cache_size(cache_bytes)
@@ -519,6 +532,11 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
                 Op::PutTombstone(name, at) => {
                     table!(tombstones, txn, TOMBSTONES)
                         .insert(name.as_str(), *at)
+                        .map_err(redb_err)?;
+                }
+                Op::DeleteTombstone(name) => {
+                    table!(tombstones, txn, TOMBSTONES)
+                        .remove(name.as_str())
                         .map_err(redb_err)?;
                 }
                 Op::PutDedup(q, key, rec) => {

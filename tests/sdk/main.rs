@@ -14,6 +14,7 @@ mod clock;
 mod compat;
 mod faults;
 mod fifo;
+mod hygiene;
 mod long_polling;
 mod messages;
 mod move_tasks;

@@ -1,0 +1,83 @@
+//! Bounds and refusals that keep state honest: tombstones of deleted queues are pruned once
+//! their 60 seconds pass, CreateQueue enforces TagQueue's 50-tag limit, and an empty data file
+//! is refused rather than silently started afresh.
+
+use std::collections::HashMap;
+
+use super::harness::{TestServer, expect_error};
+
+#[tokio::test]
+async fn tombstones_are_pruned_after_their_sixty_seconds() {
+    let t = TestServer::start().await;
+    for i in 0..5 {
+        let url = t.create_queue(&format!("gone-{i}"), &[]).await;
+        t.client
+            .delete_queue()
+            .queue_url(&url)
+            .send()
+            .await
+            .expect("deletes");
+    }
+    let engine = t.server.engine();
+    assert_eq!(engine.tombstone_count(), 5);
+    t.advance_secs(59);
+    engine.sweep();
+    assert_eq!(
+        engine.tombstone_count(),
+        5,
+        "still inside the re-create window"
+    );
+    t.advance_secs(2);
+    engine.sweep();
+    assert_eq!(engine.tombstone_count(), 0);
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn create_queue_allows_at_most_fifty_tags() {
+    let t = TestServer::start().await;
+    let tags = |n: usize| -> HashMap<String, String> {
+        (0..n).map(|i| (format!("k{i}"), "v".to_owned())).collect()
+    };
+    let res = t
+        .client
+        .create_queue()
+        .queue_name("tagged")
+        .set_tags(Some(tags(60)))
+        .send()
+        .await;
+    expect_error(
+        "60 tags",
+        res,
+        400,
+        "InvalidParameterValue",
+        Some("Too many tags added for queue tagged."),
+    );
+    t.client
+        .create_queue()
+        .queue_name("tagged")
+        .set_tags(Some(tags(50)))
+        .send()
+        .await
+        .expect("50 tags are allowed");
+    t.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_empty_data_file_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("localsqs.redb"), b"").expect("writes");
+    let err = localsqs::Server::builder()
+        .data_dir(dir.path())
+        .start()
+        .await
+        .expect_err("refused");
+    assert!(err.to_string().contains("empty (0 bytes)"), "{err}");
+    assert_eq!(
+        std::fs::metadata(dir.path().join("localsqs.redb"))
+            .expect("still there")
+            .len(),
+        0,
+        "left untouched"
+    );
+}
