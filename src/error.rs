@@ -149,6 +149,14 @@ error_codes! {
     RequestEntityTooLarge => ("com.amazon.coral.service#RequestEntityTooLargeException", "RequestEntityTooLarge", 413, Sender),
     /// The request body did not arrive within the body-read timeout [E].
     RequestTimeout => ("com.amazon.coral.service#RequestTimeoutException", "RequestTimeout", 408, Sender),
+    /// `--auth sigv4`: the request carries no signature [D: AWS common errors].
+    MissingAuthenticationToken => ("com.amazon.coral.service#MissingAuthenticationTokenException", "MissingAuthenticationToken", 403, Sender),
+    /// `--auth sigv4`: the access key id is not configured [D: AWS common errors].
+    InvalidClientTokenId => ("com.amazon.coral.service#UnrecognizedClientException", "InvalidClientTokenId", 403, Sender),
+    /// `--auth sigv4`: the signature is wrong or expired [D: AWS common errors].
+    SignatureDoesNotMatch => ("com.amazon.coral.service#InvalidSignatureException", "SignatureDoesNotMatch", 403, Sender),
+    /// `--auth sigv4`: the signature is malformed [D: AWS common errors].
+    IncompleteSignature => ("com.amazon.coral.service#IncompleteSignatureException", "IncompleteSignature", 400, Sender),
     /// The service cannot answer now (fault injection) [E].
     ServiceUnavailable => ("com.amazon.coral.service#ServiceUnavailableException", "ServiceUnavailable", 503, Receiver),
     /// Storage or other internal failure; the cause is logged, never sent.

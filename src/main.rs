@@ -9,6 +9,7 @@ use clap::Parser;
 
 mod ctl;
 
+use localsqs::server::sigv4::Credentials;
 use localsqs::server::{
     Compat, ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES, ServerOptions,
 };
@@ -81,6 +82,18 @@ struct Flags {
     /// with --port 4566 so a LocalStack-based suite only changes its image.
     #[arg(long, env = "LOCALSQS_COMPAT", value_enum, default_value_t = CompatFlag::None)]
     compat: CompatFlag,
+    /// Verify request signatures: `none` (default) accepts any credentials; `sigv4` checks
+    /// every SQS request's AWS Signature Version 4 against --credentials.
+    #[arg(long, env = "LOCALSQS_AUTH", value_enum, default_value_t = AuthFlag::None)]
+    auth: AuthFlag,
+    /// Credentials for --auth sigv4, as KEY_ID:SECRET; repeatable, or comma-separated in the
+    /// variable.
+    #[arg(
+        long = "credentials",
+        env = "LOCALSQS_CREDENTIALS",
+        value_delimiter = ','
+    )]
+    credentials: Vec<String>,
     /// Log lines as text (coloured only on a terminal) or as one JSON object per line.
     #[arg(long, global = true, env = "LOCALSQS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -97,6 +110,15 @@ enum CompatFlag {
     None,
     /// LocalStack's queue URLs.
     Localstack,
+}
+
+/// `--auth` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum AuthFlag {
+    /// Accept any credentials.
+    None,
+    /// Verify AWS Signature Version 4.
+    Sigv4,
 }
 
 /// How log lines are written.
@@ -135,7 +157,22 @@ fn main() -> ExitCode {
         };
         return ctl::run(c, host, f.port);
     }
+    let sigv4 = match f.auth {
+        AuthFlag::None => None,
+        AuthFlag::Sigv4 => match Credentials::parse(f.credentials.iter().map(String::as_str)) {
+            Ok(c) if !c.is_empty() => Some(c),
+            Ok(_) => {
+                eprintln!("localsqs: --auth sigv4 needs --credentials KEY_ID:SECRET");
+                return ExitCode::FAILURE;
+            }
+            Err(e) => {
+                eprintln!("localsqs: {e}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
     let options = ServerOptions {
+        sigv4,
         host: f.host,
         port: f.port,
         data_dir: f.data_dir,

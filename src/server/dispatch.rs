@@ -10,7 +10,7 @@ use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 
 use super::origin::{self, Verdict};
-use super::{Compat, Shared, admin};
+use super::{Compat, Shared, admin, sigv4};
 use crate::command::{Action, Command, ReceiveMessageResult, Reply};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -75,6 +75,7 @@ pub(super) async fn serve(
     let base_url = base_url(shared, &host, &shared.options.region);
     let method = req.method().to_string();
     let path = req.uri().path().to_owned();
+    let headers = shared.options.sigv4.as_ref().map(|_| req.headers().clone());
     let route = admin::route(&method, &path, target.is_some());
     let query = req.uri().query().map(str::to_owned);
     let trace_header = header(&req, "x-amzn-trace-id");
@@ -114,6 +115,18 @@ pub(super) async fn serve(
         base_url,
         body,
     };
+    if let (Some(creds), Some(headers), None) = (&shared.options.sigv4, &headers, route) {
+        let signed = sigv4::Signed {
+            method: &wreq.method,
+            raw_path: &wreq.path,
+            raw_query: wreq.query.as_deref(),
+            headers,
+            body: &wreq.body,
+        };
+        if let Err(e) = sigv4::verify(creds, &signed, std::time::SystemTime::now()) {
+            return respond(wire::error_response(protocol, &e, &request_id), &request_id);
+        }
+    }
     let (mut resp, queue) = match route {
         Some(route) => (
             admin::handle(route, shared, &wreq, accept_json, &request_id).await,

@@ -15,6 +15,7 @@ mod listen;
 pub mod metrics;
 mod origin;
 pub mod setup;
+pub mod sigv4;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -63,6 +64,8 @@ pub struct ServerOptions {
     pub cors_origins: CorsOrigins,
     /// Which other emulator's conventions to follow, if any (`--compat`).
     pub compat: Compat,
+    /// Verify SigV4 signatures against these credentials (`--auth sigv4`); `None` accepts any.
+    pub sigv4: Option<sigv4::Credentials>,
 }
 
 /// Another emulator whose conventions the server can follow, for suites written against it.
@@ -90,6 +93,7 @@ impl Default for ServerOptions {
             limits: ConnectionLimits::default(),
             cors_origins: CorsOrigins::default(),
             compat: Compat::None,
+            sigv4: None,
         }
     }
 }
@@ -190,6 +194,13 @@ impl Server {
     #[must_use]
     pub fn cors_origins(mut self, origins: CorsOrigins) -> Self {
         self.options.cors_origins = origins;
+        self
+    }
+
+    /// Verifies SigV4 signatures of SQS requests against these credentials.
+    #[must_use]
+    pub fn sigv4(mut self, credentials: sigv4::Credentials) -> Self {
+        self.options.sigv4 = Some(credentials);
         self
     }
 

@@ -10,6 +10,7 @@ mod harness;
 #[path = "../common/http.rs"]
 mod http;
 
+mod auth;
 mod clock;
 mod compat;
 mod faults;
