@@ -182,6 +182,8 @@ pub struct PushTargets {
     state: Mutex<State>,
     next_id: AtomicU64,
     counters: Counters,
+    /// The runtime pollers run on, so that targets can be added from any thread.
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 impl std::fmt::Debug for PushTargets {
@@ -192,7 +194,7 @@ impl std::fmt::Debug for PushTargets {
 
 impl PushTargets {
     /// No targets yet; `initial` (the builder's) are added by every [`PushTargets::restore`].
-    /// Pollers start with [`PushTargets::start`].
+    /// Pollers start with [`PushTargets::start`], on the runtime this is created in.
     #[must_use]
     pub fn new(engine: Engine, clock: Arc<dyn Clock>, initial: Vec<PushTarget>) -> Self {
         Self {
@@ -202,6 +204,7 @@ impl PushTargets {
             state: Mutex::new(State::default()),
             next_id: AtomicU64::new(1),
             counters: Counters::default(),
+            runtime: tokio::runtime::Handle::try_current().ok(),
         }
     }
 
@@ -245,7 +248,10 @@ impl PushTargets {
                 counters: self.counters.clone(),
                 stop: a.stop.subscribe(),
             };
-            a.tasks.push(tokio::spawn(w.run()));
+            a.tasks.push(match &self.runtime {
+                Some(rt) => rt.spawn(w.run()),
+                None => tokio::spawn(w.run()),
+            });
         }
     }
 
@@ -296,6 +302,7 @@ impl PushTargets {
         };
         let a = state.targets.remove(i);
         let _ = a.stop.send(true);
+        tracing::info!(target_id = %id, queue = %a.target.target.queue, "push target removed");
         true
     }
 
