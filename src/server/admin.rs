@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::Shared;
 use super::faults::FaultRule;
+use super::push::PUSH_PATH;
 use crate::command::{Action, ReceiveMessageResult, Reply};
 use crate::error::SqsError;
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -38,6 +39,14 @@ pub enum Route {
     ClearFaults,
     /// `DELETE /_localsqs/faults/<id>`: removes one rule.
     RemoveFault,
+    /// `GET /_localsqs/push`: push targets with their last invocations.
+    ListPush,
+    /// `POST /_localsqs/push`: adds a push target, answers its id.
+    AddPush,
+    /// `DELETE /_localsqs/push`: removes every push target.
+    ClearPush,
+    /// `DELETE /_localsqs/push/<id>`: removes one push target.
+    RemovePush,
 }
 
 /// How a route's path matches.
@@ -91,6 +100,10 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("POST", PathMatch::Exact(FAULTS_PATH), Route::AddFault),
     ("DELETE", PathMatch::Exact(FAULTS_PATH), Route::ClearFaults),
     ("DELETE", PathMatch::Under(FAULTS_PATH), Route::RemoveFault),
+    ("GET", PathMatch::Exact(PUSH_PATH), Route::ListPush),
+    ("POST", PathMatch::Exact(PUSH_PATH), Route::AddPush),
+    ("DELETE", PathMatch::Exact(PUSH_PATH), Route::ClearPush),
+    ("DELETE", PathMatch::Under(PUSH_PATH), Route::RemovePush),
 ];
 
 /// Path of the clock control.
@@ -133,7 +146,7 @@ pub(super) async fn handle(
             }
             match shared
                 .startup
-                .restore(&shared.engine, &shared.faults, &shared.clock)
+                .restore(&shared.engine, &shared.faults, &shared.clock, &shared.push)
                 .await
             {
                 Ok(()) => WireResponse::json(200, &json!({ "reset": true })),
@@ -183,6 +196,10 @@ pub(super) async fn handle(
                 WireResponse::json(404, &json!({ "error": format!("no fault rule {id}") }))
             }
         }
+        Route::ListPush => shared.push.http_list(),
+        Route::AddPush => shared.push.http_add(&req.body).await,
+        Route::ClearPush => shared.push.http_clear(),
+        Route::RemovePush => shared.push.http_remove(&req.path),
     }
 }
 
@@ -334,6 +351,11 @@ mod tests {
         assert_eq!(
             route("DELETE", FAULTS_PATH, false),
             Some(Route::ClearFaults)
+        );
+        assert_eq!(route("POST", PUSH_PATH, false), Some(Route::AddPush));
+        assert_eq!(
+            route("DELETE", "/_localsqs/push/push-1", false),
+            Some(Route::RemovePush)
         );
     }
 }

@@ -148,6 +148,11 @@ impl Metrics {
         Self { registry, requests }
     }
 
+    /// Registers the push-delivery counters (see [`super::push`]).
+    pub fn register_push(&mut self, push: &super::push::PushTargets) {
+        push.register_metrics(&mut self.registry);
+    }
+
     /// Records one request's latency.
     pub fn observe(&self, action: Action, seconds: f64) {
         if let Some(h) = self.requests.get(action as usize) {

@@ -14,6 +14,7 @@ pub mod faults;
 mod listen;
 pub mod metrics;
 mod origin;
+pub mod push;
 pub mod setup;
 pub mod sigv4;
 
@@ -122,6 +123,7 @@ impl Default for ServerOptions {
 pub struct Server {
     options: ServerOptions,
     faults: Vec<faults::FaultRule>,
+    push: Vec<push::PushTarget>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
 }
@@ -150,6 +152,7 @@ impl Server {
         Self {
             options,
             faults: Vec::new(),
+            push: Vec::new(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
         }
@@ -218,6 +221,13 @@ impl Server {
         self
     }
 
+    /// Starts with this push target (see [`push::PushTarget`]).
+    #[must_use]
+    pub fn push(mut self, target: push::PushTarget) -> Self {
+        self.push.push(target);
+        self
+    }
+
     /// Uses this clock instead of the system clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -252,23 +262,33 @@ impl Server {
         };
         startup.fault.splice(0..0, self.faults);
         let faults = Arc::new(faults::Faults::new());
-        startup.restore(&engine, &faults, &clock).await?;
+        let push = Arc::new(push::PushTargets::new(
+            engine.clone(),
+            Arc::clone(&clock) as Arc<dyn Clock>,
+            self.push,
+        ));
+        startup.restore(&engine, &faults, &clock, &push).await?;
         let listener = TcpListener::bind((self.options.host.as_str(), self.options.port)).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
+        let mut metrics = metrics::Metrics::new(&engine, &faults);
+        metrics.register_push(&push);
+        push.start();
         let shared = Arc::new(Shared {
-            metrics: metrics::Metrics::new(&engine, &faults),
+            metrics,
             engine: engine.clone(),
             options: self.options,
             faults: Arc::clone(&faults),
             clock: Arc::clone(&clock),
             startup,
+            push: Arc::clone(&push),
         });
         let task = tokio::spawn(listen::accept_loop(listener, shared, stop_rx));
         Ok(RunningServer {
             addr,
             engine,
             faults,
+            push,
             clock,
             stop: stop_tx,
             task,
@@ -282,6 +302,7 @@ pub struct RunningServer {
     addr: SocketAddr,
     engine: Engine,
     faults: Arc<faults::Faults>,
+    push: Arc<push::PushTargets>,
     clock: Arc<clock::ControlledClock>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
@@ -337,8 +358,16 @@ impl RunningServer {
         &self.faults
     }
 
-    /// Stops accepting, answers parked long polls, finishes open requests, and returns.
+    /// The push targets of this server: add, list and remove them while it runs.
+    #[must_use]
+    pub fn push_targets(&self) -> &push::PushTargets {
+        &self.push
+    }
+
+    /// Stops the push targets and accepting, answers parked long polls, finishes open
+    /// requests, and returns.
     pub async fn shutdown(self) {
+        self.push.shutdown().await;
         let _ = self.stop.send(true);
         self.engine.shutdown();
         let _ = self.task.await;
@@ -360,4 +389,6 @@ struct Shared {
     clock: Arc<clock::ControlledClock>,
     /// What the server started with (config file and builder), restored by a reset.
     startup: setup::Setup,
+    /// Push targets (`/_localsqs/push`).
+    push: Arc<push::PushTargets>,
 }

@@ -77,6 +77,9 @@ pub struct QueueDecl {
     pub dead_letter: Option<DeadLetter>,
     /// Shorthand for RedriveAllowPolicy, naming source queues by name.
     pub redrive_allow: Option<RedriveAllow>,
+    /// Push targets reading this queue (`[[queue.push]]`, see [`super::push::PushTarget`]).
+    #[serde(default)]
+    pub push: Vec<super::push::PushTarget>,
 }
 
 /// `dead_letter = { queue = "…", max_receive_count = N }`.
@@ -172,13 +175,15 @@ async fn set(
 
 impl Setup {
     /// Puts the server in its declared starting state: the declared queues (created or
-    /// updated), exactly the declared fault rules, and the declared clock. Used at start and by
-    /// `POST /_localsqs/reset` after the engine has dropped everything.
+    /// updated), exactly the declared fault rules, the declared clock and the declared push
+    /// targets. Used at start and by `POST /_localsqs/reset` after the engine has dropped
+    /// everything.
     pub async fn restore(
         &self,
         engine: &Engine,
         faults: &super::faults::Faults,
         clock: &super::clock::ControlledClock,
+        push: &super::push::PushTargets,
     ) -> Result<(), String> {
         self.apply(engine).await?;
         faults.clear();
@@ -193,7 +198,11 @@ impl Setup {
         }
         clock.advance_ms(self.clock.advance_seconds.saturating_mul(1000));
         engine.wake_all();
-        Ok(())
+        push.restore(
+            self.queue
+                .iter()
+                .flat_map(|q| q.push.iter().map(|p| (q.name.as_str(), p))),
+        )
     }
 
     /// Creates or updates every declared queue. Runs in two passes so that dead-letter queues

@@ -20,6 +20,7 @@ mod long_polling;
 mod messages;
 mod move_tasks;
 mod operations;
+mod push;
 mod queues;
 mod redrive;
 mod scopes;
