@@ -224,6 +224,7 @@ fn queue(name: &str, members: &[(String, Value)]) -> Result<QueueDecl, String> {
         tags: BTreeMap::new(),
         dead_letter: None,
         redrive_allow: None,
+        push: Vec::new(),
     };
     let mut attr = |k: &str, v: String| {
         q.attributes.insert(k.to_owned(), toml::Value::String(v));
