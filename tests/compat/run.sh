@@ -17,7 +17,7 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
-ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer)
+ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer boto3-faults boto3-faults-query)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
 
@@ -138,8 +138,8 @@ setup_ok() { # setup_ok NAME: true if that setup step succeeded (prints its log 
 
 log "== compat: clients: ${CLIENTS[*]}"
 log "== compat: installing pinned clients (in the background) and building the server"
-wants boto3-current awscli && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
-wants boto3-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
+wants boto3-current awscli boto3-faults && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
+wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants js-v3 js-v2 sqs-consumer && start_setup npm setup_npm
 
 # --- build --------------------------------------------------------------------------------------
@@ -214,6 +214,10 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=("$HERE/.venv/query/bin/python" "$HERE/python/boto3_scenario.py" --endpoint "$ENDPOINT" --name boto3-query --protocol query) ;;
     awscli) DEP=venv-current; PROTO=JSON
       CMD=("$HERE/.venv/current/bin/python" "$HERE/python/awscli_scenario.py" --endpoint "$ENDPOINT" --name awscli --protocol json) ;;
+    boto3-faults) DEP=venv-current; PROTO=JSON
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/python/faults_scenario.py" --endpoint "$ENDPOINT" --name boto3-faults --protocol json) ;;
+    boto3-faults-query) DEP=venv-query; PROTO=QUERY
+      CMD=("$HERE/.venv/query/bin/python" "$HERE/python/faults_scenario.py" --endpoint "$ENDPOINT" --name boto3-faults-query --protocol query) ;;
     js-v3) DEP=npm; PROTO=JSON
       CMD=(node "$HERE/js/v3.js" --endpoint "$ENDPOINT") ;;
     js-v2) DEP=npm; PROTO=QUERY
