@@ -239,7 +239,7 @@ T_SETUP=$SECONDS
 for pid in "${SETUP_PIDS[@]}"; do wait "$pid"; done
 SETUP_PIDS=()
 for f in "$WORK"/setup-*.log; do
-  [ -e "$f" ] && sed 's/^/    /' "$f" | grep -v '^    $' | tail -n 8
+  [ -e "$f" ] && sed 's/^/    /' "$f" | grep -v '^    $' | tail -n 12
 done
 log "setup done (waited $((SECONDS - T_SETUP))s more after the build)"
 
