@@ -19,10 +19,14 @@ import threading
 import time
 import traceback
 
-import boto3
 import botocore
 from botocore.config import Config
 from botocore.exceptions import ClientError
+
+try:
+    import boto3
+except ImportError:  # the aiobotocore virtualenv has botocore only (aiobotocore_scenario.py)
+    boto3 = None
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from common import md5_hex, md5_of_attributes  # noqa: E402
@@ -77,18 +81,25 @@ class Recorder:
 
 
 class Scenario:
-    def __init__(self, endpoint, name, protocol):
+    # No retries: a transient server error must fail the step, not be hidden by a retry.
+    # (botocore's retries={"max_attempts": N} counts retries; total_max_attempts counts tries.)
+    CONFIG = Config(retries={"total_max_attempts": 1}, read_timeout=30, connect_timeout=5)
+
+    def __init__(self, endpoint, name, protocol, client=None):
         self.name = name
         self.protocol = protocol
         self.prefix = "compat-%s-%d" % (name, os.getpid())
         self.recorder = Recorder()
-        session = boto3.session.Session(
-            aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
-        self.sqs = session.client(
-            "sqs", endpoint_url=endpoint,
-            config=Config(retries={"max_attempts": 1}, read_timeout=30, connect_timeout=5))
+        if client is None:
+            session = boto3.session.Session(
+                aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+            client = session.client("sqs", endpoint_url=endpoint, config=self.CONFIG)
+        self.sqs = client
         self.sqs.meta.events.register("before-send.sqs", self.recorder.before_send)
         self.failures = []
+
+    def describe_client(self):
+        return "boto3 %s, botocore %s" % (boto3.__version__, botocore.__version__)
 
     # ---------------------------------------------------------------- helpers
     def step(self, title, fn):
@@ -365,10 +376,8 @@ class Scenario:
         print("       %d requests, all %s; operations: %s" % (
             len(reqs), self.protocol.upper(), " ".join(sorted(ops))))
 
-    def run(self):
-        print("%s: boto3 %s, botocore %s, protocol expected %s" % (
-            self.name, boto3.__version__, botocore.__version__, self.protocol.upper()))
-        steps = [
+    def steps(self):
+        return [
             ("create queues", self.create_queues),
             ("send/receive attributes", self.send_receive_attributes),
             ("batch send/delete/visibility", self.batches),
@@ -383,7 +392,11 @@ class Scenario:
             ("delete queues", self.delete_queues),
             ("protocol evidence", self.protocol_check),
         ]
-        for title, fn in steps:
+
+    def run(self):
+        print("%s: %s, protocol expected %s" % (
+            self.name, self.describe_client(), self.protocol.upper()))
+        for title, fn in self.steps():
             if title in ("create queues",) or "create queues" not in self.failures:
                 self.step(title, fn)
         return not self.failures
