@@ -168,14 +168,24 @@ impl Params for QueryParams {
         } else {
             ("Name", "Value")
         };
-        Ok(self
+        let mut out: Pairs = self
             .indexed(&name)
             .into_values()
             .filter_map(|rows| {
                 let k = field(&rows, key)?;
                 Some((k.to_owned(), field(&rows, value).unwrap_or("").to_owned()))
             })
-            .collect())
+            .collect();
+        // boto 2 sends one entry without an index (`Attribute.Name=…&Attribute.Value=…`).
+        if let Some(k) = self.get(&format!("{name}.{key}")) {
+            let v = self
+                .get(&format!("{name}.{value}"))
+                .map_or("", String::as_str);
+            if !out.iter().any(|(existing, _)| existing == k) {
+                out.push((k.clone(), v.to_owned()));
+            }
+        }
+        Ok(out)
     }
 
     fn message_attributes(&self, member: &str) -> SqsResult<MessageAttributes> {
@@ -367,6 +377,22 @@ impl Params for JsonParams<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unindexed_map_entry_is_read() {
+        let fields = [
+            ("Attribute.Name", "VisibilityTimeout"),
+            ("Attribute.Value", "7"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        let p = QueryParams::new(fields, "SetQueueAttributes");
+        assert_eq!(
+            p.string_map("Attributes").expect("decodes"),
+            vec![("VisibilityTimeout".to_owned(), "7".to_owned())]
+        );
+    }
 
     #[test]
     fn list_indices_are_plain_digits() {

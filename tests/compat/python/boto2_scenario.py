@@ -35,11 +35,7 @@ NON_EXISTENT = "AWS.SimpleQueueService.NonExistentQueue"
 # Server bugs that are reported and not fixed yet: a check that hits one prints a KNOWN_BUG line
 # (collected by run.sh) instead of failing; once the server is fixed the check passes again and
 # says so, and the entry should go.
-KNOWN_BUGS = {
-    "set-attribute-unindexed": (
-        "SetQueueAttributes with boto 2's un-indexed Attribute.Name/Attribute.Value form answers "
-        "200 but changes nothing"),
-}
+KNOWN_BUGS = {}
 BLOB = b"\x00\x01\xfe\xff\x80\n\x7f"
 ATTRS = {  # boto 2's spelling; binary values as base64 text
     "color": {"data_type": "String", "string_value": "blue \u00e9\u6f22"},
