@@ -11,8 +11,10 @@
 
 mod batch;
 pub mod clock;
+mod disk;
 mod fifo;
 mod index;
+mod load;
 mod message;
 mod metadata;
 pub mod metrics;
@@ -28,20 +30,22 @@ mod registry;
 pub mod scope;
 pub mod store;
 mod task;
+mod writer;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use crate::command::{Command, Reply, RequestContext};
 use crate::error::{SqsError, SqsResult};
 
 pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
+pub use disk::DiskFaults;
 use queue_state::Queue;
 use registry::Registry;
 pub use scope::Scope;
 use store::{Commit, Store, StoreError};
-use task::Task;
+use writer::Reload;
 
 /// Settings the engine needs.
 #[derive(Debug, Clone)]
@@ -58,6 +62,8 @@ pub struct EngineOptions {
     /// (docs/protocol.md §6.13). Off by default, as in LocalStack, because they break test suites that purge
     /// between tests or reuse queue names.
     pub enforce_cooloffs: bool,
+    /// For tests: a switch that makes the data file's writes fail as on a full disk.
+    pub disk_faults: Option<Arc<DiskFaults>>,
 }
 
 impl Default for EngineOptions {
@@ -68,6 +74,7 @@ impl Default for EngineOptions {
             data_dir: None,
             cache_bytes: 16 << 20,
             enforce_cooloffs: false,
+            disk_faults: None,
         }
     }
 }
@@ -108,57 +115,21 @@ impl Engine {
     ) -> Result<Engine, StoreError> {
         let metrics = Arc::new(metrics::EngineMetrics::default());
         let now = clock.now_ms();
-        let mut reg = Registry::new();
-        let default_scope = Scope {
-            account: cfg.account_id.clone(),
-            region: cfg.region.clone(),
-        };
-        let mut sink = |row: store::Row| {
-            match row {
-                store::Row::Queue(id, rec) => {
-                    let q = Queue::from_record(id, rec, &default_scope);
-                    reg.add(q.map_err(StoreError::Decode)?);
-                }
-                store::Row::Message(qid, seq, rec, state) => {
-                    if let Some(q) = reg.get_mut(qid) {
-                        q.restore(seq, rec, state, now);
-                    }
-                }
-            }
-            Ok(())
-        };
-        let (store, loaded) = Store::open(
-            cfg.data_dir.as_deref(),
-            cfg.cache_bytes,
-            metrics.clone(),
-            &mut sink,
-        )?;
-        for (key, at) in loaded.tombstones {
-            // Schema 2 keyed tombstones by bare name, in the configured scope.
-            let arn = if key.starts_with("arn:") {
-                key
-            } else {
-                default_scope.arn(&key)
-            };
-            reg.tombstone(arn, at);
-        }
-        for q in reg.queues_mut().filter(|q| q.is_fifo()) {
-            // FIFO queues apply the current DelaySeconds to messages not yet received (§6.6).
-            q.redelay(now);
-        }
-        for (qid, key, rec) in loaded.dedup {
-            if let Some(q) = reg.get_mut(qid) {
-                q.fifo_state().restore(key, rec);
-            }
-        }
-        let mut tasks = loaded
-            .tasks
-            .into_iter()
-            .map(Task::from_record)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(StoreError::Decode)?;
-        tasks.sort_by_key(|t| t.started_ms);
-        *reg.tasks_mut() = tasks;
+        let reload_slot: Arc<OnceLock<Reload>> = Arc::new(OnceLock::new());
+        let mut opened = None;
+        let reg = load::registry_from(&cfg, now, |sink| {
+            let (store, loaded) = Store::open(
+                cfg.data_dir.as_deref(),
+                cfg.cache_bytes,
+                metrics.clone(),
+                cfg.disk_faults.clone(),
+                Arc::clone(&reload_slot),
+                sink,
+            )?;
+            opened = Some(store);
+            Ok(loaded)
+        })?;
+        let store = opened.ok_or(StoreError::Closed)?;
         let engine = Engine {
             inner: Arc::new(Inner {
                 registry: Mutex::new(reg),
@@ -181,8 +152,48 @@ impl Engine {
         for id in running {
             engine.spawn_mover(id);
         }
+        // After a recovery from a failing disk, memory is rebuilt from the file.
+        let weak = Arc::downgrade(&engine.inner);
+        let reload: Reload = Box::new(move |db| {
+            let Some(inner) = weak.upgrade() else {
+                return Ok(());
+            };
+            Engine { inner }.reload_from(db)
+        });
+        let _ = reload_slot.set(reload);
         engine.spawn_sweeper();
         Ok(engine)
+    }
+
+    /// Replaces every queue, message, tombstone and task in memory with what the data file
+    /// holds (called on the writer thread once the store has recovered).
+    fn reload_from(&self, db: &redb::Database) -> Result<(), StoreError> {
+        let now = self.now();
+        let fresh = load::registry_from(&self.inner.cfg, now, |sink| store::load(db, sink))?;
+        let running: Vec<String> = fresh
+            .tasks()
+            .iter()
+            .filter(|t| t.running())
+            .map(|t| t.id.clone())
+            .collect();
+        let old = std::mem::replace(&mut *self.lock(), fresh);
+        // Parked long polls of the old queues look again, now at the reloaded ones.
+        for q in old.queues() {
+            q.wake();
+        }
+        drop(old);
+        self.inner.tasks_notify.notify_waiters();
+        for id in running {
+            self.spawn_mover(id);
+        }
+        Ok(())
+    }
+
+    /// Why storage cannot write right now, if it cannot: the disk failed and the store is
+    /// recovering. SQS requests should not be served meanwhile.
+    #[must_use]
+    pub fn storage_failure(&self) -> Option<String> {
+        self.inner.store.failure()
     }
 
     /// The configuration this engine runs with.

@@ -12,34 +12,35 @@
 //! The tables and record layouts are described in docs/storage.md.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
+use std::sync::{Arc, OnceLock, mpsc};
 
-use redb::{Database, Durability, ReadableDatabase, ReadableTable, TableDefinition};
+use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::Deserialize;
 use tokio::sync::oneshot;
 
+use super::disk::DiskFaults;
 use super::metrics::EngineMetrics;
-use super::record::{
-    self, DedupRecord, MessageRecord, QueueRecord, StateRecord, TaskRecord, encode,
-};
+use super::record::{self, DedupRecord, MessageRecord, QueueRecord, StateRecord, TaskRecord};
+use super::writer::{self, Reload, StoreHealth, WriterCtx};
 
 /// Schema version and other small settings, by name.
-const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
+pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
 /// Queue id → [`QueueRecord`].
-const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
+pub(super) const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
 /// (queue id, seq) → [`MessageRecord`]: what never changes after the send.
-const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
+pub(super) const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
 /// (queue id, seq) → [`StateRecord`]: visibility and receive counters, rewritten on receive.
-const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("message_state");
+pub(super) const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> =
+    TableDefinition::new("message_state");
 
 /// Queue name → when it was deleted (epoch ms), for the 60-second re-create rule (§6.13).
-const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones");
+pub(super) const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones");
 
 /// (queue id, deduplication key) → [`DedupRecord`]: FIFO deduplication windows.
-const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
+pub(super) const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
 
 /// Task id → [`TaskRecord`]: message move tasks.
-const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
+pub(super) const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
 
 /// The on-disk format version, stored big-endian under `schema_version` in `meta`.
 ///
@@ -58,7 +59,7 @@ pub const SCHEMA_VERSION: u32 = 3;
 const UPGRADABLE_FROM: u32 = 2;
 const SCHEMA_KEY: &str = "schema_version";
 /// Most jobs folded into one commit.
-const MAX_BATCH: usize = 4096;
+pub(super) const MAX_BATCH: usize = 4096;
 
 /// One change to persist.
 #[derive(Debug)]
@@ -151,7 +152,7 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
-fn redb_err(e: impl std::fmt::Display) -> StoreError {
+pub(super) fn redb_err(e: impl std::fmt::Display) -> StoreError {
     StoreError::Redb(e.to_string())
 }
 
@@ -181,17 +182,18 @@ pub(crate) struct Loaded {
     pub tasks: Vec<TaskRecord>,
 }
 
-struct Job {
-    ops: Vec<Op>,
-    ack: oneshot::Sender<Result<(), String>>,
+pub(super) struct Job {
+    pub ops: Vec<Op>,
+    pub ack: oneshot::Sender<Result<(), String>>,
     /// Stop after this job and close the database file.
-    close: bool,
+    pub close: bool,
 }
 
 /// Handle to the writer thread; `None` in memory mode, where ops are dropped.
 #[derive(Debug)]
 pub(crate) struct Store {
     tx: Option<mpsc::Sender<Job>>,
+    health: Arc<StoreHealth>,
 }
 
 impl std::fmt::Debug for Job {
@@ -226,24 +228,49 @@ impl Commit {
 
 impl Store {
     /// Opens (or creates) the store in `dir`; `None` is memory mode, which persists nothing.
+    /// `reload` is called on the writer thread after a recovery from a failing disk.
     pub fn open(
         dir: Option<&Path>,
         cache_bytes: usize,
         metrics: Arc<EngineMetrics>,
+        faults: Option<Arc<DiskFaults>>,
+        reload: Arc<OnceLock<Reload>>,
         sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
     ) -> Result<(Store, Loaded), StoreError> {
+        let health = Arc::new(StoreHealth::default());
         let Some(d) = dir else {
-            return Ok((Store { tx: None }, Loaded::default()));
+            return Ok((Store { tx: None, health }, Loaded::default()));
         };
         std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
         probe_writable(d)?;
-        let (db, loaded) = open_and_load(&d.join("localsqs.redb"), cache_bytes, sink)?;
+        let path = d.join("localsqs.redb");
+        let (db, loaded) = open_and_load(&path, cache_bytes, faults.clone(), sink)?;
         let (tx, rx) = mpsc::channel::<Job>();
+        let ctx = WriterCtx {
+            path,
+            cache_bytes,
+            faults,
+            health: Arc::clone(&health),
+            reload,
+            metrics,
+        };
         std::thread::Builder::new()
             .name("localsqs-writer".into())
-            .spawn(move || writer(db, &rx, &metrics))
+            .spawn(move || writer::run(db, &rx, &ctx))
             .map_err(|e| StoreError::Redb(e.to_string()))?;
-        Ok((Store { tx: Some(tx) }, loaded))
+        Ok((
+            Store {
+                tx: Some(tx),
+                health,
+            },
+            loaded,
+        ))
+    }
+
+    /// Why the store cannot write right now, if it cannot (it is recovering).
+    #[must_use]
+    pub fn failure(&self) -> Option<String> {
+        self.health.failure()
     }
 
     /// Whether commits reach the disk before they are acknowledged.
@@ -282,19 +309,17 @@ impl Store {
 fn open_and_load(
     path: &Path,
     cache_bytes: usize,
+    faults: Option<Arc<DiskFaults>>,
     sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<(Database, Loaded), StoreError> {
     if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
         return Err(StoreError::Empty(path.to_owned()));
     }
     let attempt = || -> Result<(Database, Loaded), StoreError> {
-        let db = Database::builder()
-            .set_cache_size(cache_bytes)
-            .create(path)
-            .map_err(|e| match e {
-                redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
-                other => StoreError::Redb(format!("{}: {other}", path.display())),
-            })?;
+        let db = super::disk::open(path, cache_bytes, faults).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
+            other => StoreError::Redb(format!("{}: {other}", path.display())),
+        })?;
         init_schema(&db, path)?;
         let loaded = load(&db, sink)?;
         Ok((db, loaded))
@@ -354,7 +379,7 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
     txn.commit().map_err(redb_err)
 }
 
-fn load(
+pub(crate) fn load(
     db: &Database,
     sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<Loaded, StoreError> {
@@ -414,173 +439,4 @@ fn load(
         out.tasks.push(decode(v.value())?);
     }
     Ok(out)
-}
-
-fn writer(db: Database, rx: &mpsc::Receiver<Job>, metrics: &EngineMetrics) {
-    while let Ok(first) = rx.recv() {
-        let mut closing = first.close;
-        let mut jobs = vec![first];
-        while jobs.len() < MAX_BATCH && !closing {
-            match rx.try_recv() {
-                Ok(j) => {
-                    closing = j.close;
-                    jobs.push(j);
-                }
-                Err(_) => break,
-            }
-        }
-        let result = if jobs.iter().all(|j| j.ops.is_empty()) {
-            Ok(())
-        } else {
-            metrics.commits.inc();
-            #[allow(clippy::cast_precision_loss)]
-            metrics.commit_batch.observe(jobs.len() as f64);
-            apply(&db, &jobs).map_err(|e| {
-                tracing::error!(error = %e, "commit failed");
-                e.to_string()
-            })
-        };
-        if closing {
-            // Release the file (and its lock) before anyone hears that we are closed.
-            drop(db);
-            for job in jobs {
-                let _ = job.ack.send(result.clone());
-            }
-            return;
-        }
-        for job in jobs {
-            let _ = job.ack.send(result.clone());
-        }
-    }
-}
-
-/// Removes every message and message state of one queue.
-fn clear_messages(
-    messages: &mut redb::Table<(u64, u64), &[u8]>,
-    states: &mut redb::Table<(u64, u64), &[u8]>,
-    id: u64,
-) -> Result<(), StoreError> {
-    messages
-        .retain_in((id, 0)..=(id, u64::MAX), |_, _| false)
-        .map_err(redb_err)?;
-    states
-        .retain_in((id, 0)..=(id, u64::MAX), |_, _| false)
-        .map_err(redb_err)
-}
-
-/// Opens a table the first time an op of this commit needs it (opening all six tables for
-/// every commit was a fifth of the writer's time in the profile).
-macro_rules! table {
-    ($slot:ident, $txn:ident, $def:expr) => {
-        match $slot {
-            Some(ref mut t) => t,
-            None => $slot.insert($txn.open_table($def).map_err(redb_err)?),
-        }
-    };
-}
-
-fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
-    let mut txn = db.begin_write().map_err(redb_err)?;
-    txn.set_durability(Durability::Immediate)
-        .map_err(redb_err)?;
-    {
-        let (mut queues, mut messages, mut states) = (None, None, None);
-        let (mut tombstones, mut dedup, mut tasks) = (None, None, None);
-        for op in jobs.iter().flat_map(|j| &j.ops) {
-            match op {
-                Op::PutQueue(id, rec) => {
-                    table!(queues, txn, QUEUES)
-                        .insert(*id, encode(rec).as_slice())
-                        .map_err(redb_err)?;
-                }
-                Op::DeleteQueue(id) => {
-                    table!(queues, txn, QUEUES).remove(*id).map_err(redb_err)?;
-                    table!(dedup, txn, DEDUP)
-                        .retain_in((*id, "")..(*id + 1, ""), |_, _| false)
-                        .map_err(redb_err)?;
-                    clear_messages(
-                        table!(messages, txn, MESSAGES),
-                        table!(states, txn, MESSAGE_STATE),
-                        *id,
-                    )?;
-                }
-                Op::ClearQueue(id) => {
-                    clear_messages(
-                        table!(messages, txn, MESSAGES),
-                        table!(states, txn, MESSAGE_STATE),
-                        *id,
-                    )?;
-                }
-                Op::PutMessage(q, s, rec) => {
-                    table!(messages, txn, MESSAGES)
-                        .insert((*q, *s), encode(rec.as_ref()).as_slice())
-                        .map_err(redb_err)?;
-                }
-                Op::PutState(q, s, rec) => {
-                    table!(states, txn, MESSAGE_STATE)
-                        .insert((*q, *s), encode(rec).as_slice())
-                        .map_err(redb_err)?;
-                }
-                Op::DeleteMessage(q, s) => {
-                    table!(messages, txn, MESSAGES)
-                        .remove((*q, *s))
-                        .map_err(redb_err)?;
-                    table!(states, txn, MESSAGE_STATE)
-                        .remove((*q, *s))
-                        .map_err(redb_err)?;
-                }
-                Op::PutTombstone(name, at) => {
-                    table!(tombstones, txn, TOMBSTONES)
-                        .insert(name.as_str(), *at)
-                        .map_err(redb_err)?;
-                }
-                Op::DeleteTombstone(name) => {
-                    table!(tombstones, txn, TOMBSTONES)
-                        .remove(name.as_str())
-                        .map_err(redb_err)?;
-                }
-                Op::PutDedup(q, key, rec) => {
-                    table!(dedup, txn, DEDUP)
-                        .insert((*q, key.as_str()), encode(rec).as_slice())
-                        .map_err(redb_err)?;
-                }
-                Op::DeleteDedup(q, key) => {
-                    table!(dedup, txn, DEDUP)
-                        .remove((*q, key.as_str()))
-                        .map_err(redb_err)?;
-                }
-                Op::ResetAll => {
-                    table!(queues, txn, QUEUES)
-                        .retain(|_, _| false)
-                        .map_err(redb_err)?;
-                    table!(messages, txn, MESSAGES)
-                        .retain(|_, _| false)
-                        .map_err(redb_err)?;
-                    table!(states, txn, MESSAGE_STATE)
-                        .retain(|_, _| false)
-                        .map_err(redb_err)?;
-                    table!(tombstones, txn, TOMBSTONES)
-                        .retain(|_, _| false)
-                        .map_err(redb_err)?;
-                    table!(dedup, txn, DEDUP)
-                        .retain(|_, _| false)
-                        .map_err(redb_err)?;
-                    table!(tasks, txn, TASKS)
-                        .retain(|_, _| false)
-                        .map_err(redb_err)?;
-                }
-                Op::PutTask(rec) => {
-                    table!(tasks, txn, TASKS)
-                        .insert(rec.id.as_str(), encode(rec).as_slice())
-                        .map_err(redb_err)?;
-                }
-                Op::ClearDedup(q) => {
-                    table!(dedup, txn, DEDUP)
-                        .retain_in((*q, "")..(*q + 1, ""), |_, _| false)
-                        .map_err(redb_err)?;
-                }
-            }
-        }
-    }
-    txn.commit().map_err(redb_err)
 }

@@ -255,18 +255,37 @@ fn bad_request(message: &str) -> WireResponse {
     WireResponse::json(400, &json!({ "error": message }))
 }
 
+/// Live while it answers; ready unless storage is failing (then 503, with the reason, so
+/// orchestrators and wait scripts stop sending it traffic until it recovers).
 fn health(shared: &Shared) -> WireResponse {
     let engine = &shared.engine;
-    WireResponse::json(
-        200,
-        &json!({
-            "status": "ok",
-            "live": true,
-            "ready": true,
-            "mode": if engine.durable() { "durable" } else { "memory" },
-            "queues": engine.queue_counts().len(),
-        }),
-    )
+    let mode = if engine.durable() {
+        "durable"
+    } else {
+        "memory"
+    };
+    match engine.storage_failure() {
+        None => WireResponse::json(
+            200,
+            &json!({
+                "status": "ok",
+                "live": true,
+                "ready": true,
+                "mode": mode,
+                "queues": engine.queue_counts().len(),
+            }),
+        ),
+        Some(reason) => WireResponse::json(
+            503,
+            &json!({
+                "status": "storage failing",
+                "live": true,
+                "ready": false,
+                "mode": mode,
+                "reason": reason,
+            }),
+        ),
+    }
 }
 
 /// `GET /_aws/sqs/messages?QueueUrl=…&ShowInvisible=true&ShowDelayed=true`, or the path form

@@ -164,6 +164,19 @@ async fn execute(
         Err(rejected) => return (rejected, None),
         Ok(d) => d,
     };
+    if let Some(reason) = shared.engine.storage_failure() {
+        // Memory may hold changes the disk refused; nothing is served until the store has
+        // recovered and memory has been rebuilt from the file.
+        let err = SqsError::new(
+            ErrorCode::ServiceUnavailable,
+            format!("Storage is failing ({reason}); localsqs serves again once it recovers."),
+        );
+        let queue = d.command.queue_name().map(str::to_owned);
+        return (
+            wire::encode(d.protocol, d.action, &Err(err), request_id),
+            queue,
+        );
+    }
     if shared.options.compat == Compat::LocalStack
         && let Some(region) = &d.ctx.region
     {

@@ -122,6 +122,7 @@ impl Default for ServerOptions {
 /// ```
 pub struct Server {
     options: ServerOptions,
+    disk_faults: Option<Arc<crate::engine::DiskFaults>>,
     faults: Vec<faults::FaultRule>,
     push: Vec<push::PushTarget>,
     clock: Arc<dyn Clock>,
@@ -151,6 +152,7 @@ impl Server {
     pub fn with_options(options: ServerOptions) -> Self {
         Self {
             options,
+            disk_faults: None,
             faults: Vec::new(),
             push: Vec::new(),
             clock: Arc::new(SystemClock),
@@ -228,6 +230,13 @@ impl Server {
         self
     }
 
+    /// For tests: a switch that makes the data file's writes fail as on a full disk.
+    #[must_use]
+    pub fn disk_faults(mut self, faults: Arc<crate::engine::DiskFaults>) -> Self {
+        self.disk_faults = Some(faults);
+        self
+    }
+
     /// Uses this clock instead of the system clock.
     #[must_use]
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
@@ -251,6 +260,7 @@ impl Server {
                 region: self.options.region.clone(),
                 data_dir: self.options.data_dir.clone(),
                 enforce_cooloffs: self.options.enforce_cooloffs,
+                disk_faults: self.disk_faults,
                 ..EngineOptions::default()
             },
             Arc::clone(&clock) as Arc<dyn Clock>,

@@ -13,6 +13,7 @@ mod http;
 mod auth;
 mod clock;
 mod compat;
+mod disk;
 mod faults;
 mod fifo;
 mod hygiene;

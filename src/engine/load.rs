@@ -1,0 +1,65 @@
+//! Engine layer: building the in-memory registry from the store's rows, at start-up and again
+//! after the store recovers from a failing disk.
+
+use super::EngineOptions;
+use super::queue_state::Queue;
+use super::registry::Registry;
+use super::scope::Scope;
+use super::store::{Loaded, Row, StoreError};
+use super::task::Task;
+
+/// A registry filled by `load`, which streams rows into the sink it is given and returns the
+/// small tables; `now` is the clock's time (epoch ms).
+pub(super) fn registry_from(
+    cfg: &EngineOptions,
+    now: u64,
+    load: impl FnOnce(&mut dyn FnMut(Row) -> Result<(), StoreError>) -> Result<Loaded, StoreError>,
+) -> Result<Registry, StoreError> {
+    let mut reg = Registry::new();
+    let default_scope = Scope {
+        account: cfg.account_id.clone(),
+        region: cfg.region.clone(),
+    };
+    let mut sink = |row: Row| {
+        match row {
+            Row::Queue(id, rec) => {
+                let q = Queue::from_record(id, rec, &default_scope);
+                reg.add(q.map_err(StoreError::Decode)?);
+            }
+            Row::Message(qid, seq, rec, state) => {
+                if let Some(q) = reg.get_mut(qid) {
+                    q.restore(seq, rec, state, now);
+                }
+            }
+        }
+        Ok(())
+    };
+    let loaded = load(&mut sink)?;
+    for (key, at) in loaded.tombstones {
+        // Schema 2 keyed tombstones by bare name, in the configured scope.
+        let arn = if key.starts_with("arn:") {
+            key
+        } else {
+            default_scope.arn(&key)
+        };
+        reg.tombstone(arn, at);
+    }
+    for q in reg.queues_mut().filter(|q| q.is_fifo()) {
+        // FIFO queues apply the current DelaySeconds to messages not yet received (§6.6).
+        q.redelay(now);
+    }
+    for (qid, key, rec) in loaded.dedup {
+        if let Some(q) = reg.get_mut(qid) {
+            q.fifo_state().restore(key, rec);
+        }
+    }
+    let mut tasks = loaded
+        .tasks
+        .into_iter()
+        .map(Task::from_record)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StoreError::Decode)?;
+    tasks.sort_by_key(|t| t.started_ms);
+    *reg.tasks_mut() = tasks;
+    Ok(reg)
+}
