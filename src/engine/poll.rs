@@ -1,4 +1,5 @@
-//! Engine layer: ReceiveMessage with long polling that wakes, never polls.
+//! Engine layer: ReceiveMessage: one receive under the lock, and long polling that wakes,
+//! never polls (docs/protocol.md §6.7–§6.10).
 //!
 //! A receiver registers with the queue's `Notify` *while it still holds the engine lock*, right
 //! after finding nothing to receive, so a send that lands after the look still wakes it. It then
@@ -11,10 +12,24 @@ use std::time::Duration;
 use tokio::sync::futures::OwnedNotified;
 
 use super::Engine;
-use super::message::receive_options;
-use super::store::Commit;
+use super::message::{MAX_VISIBILITY_S, render};
+use super::receipt::{Receipt, fingerprint};
+use super::redrive;
+use super::registry::Registry;
+use super::store::{Commit, Op};
+use crate::command::validate;
 use crate::command::{Message, ReceiveMessage, ReceiveMessageResult};
 use crate::error::{SqsError, SqsResult};
+
+/// Validated per-receive options.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReceiveOptions {
+    pub max: usize,
+    pub visibility_s: Option<u64>,
+    /// Standard queues only: pick receivable messages at random, from this seed (fault
+    /// injection).
+    pub random_order: Option<u64>,
+}
 
 enum Step {
     Done(Vec<Message>, Commit),
@@ -80,4 +95,143 @@ impl Engine {
             }
         }
     }
+
+    /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
+    /// receivable messages of queue `id`. A message whose receive would pass the queue's
+    /// maxReceiveCount is moved to the dead-letter queue instead (§6.10).
+    pub(super) fn try_receive(
+        &self,
+        reg: &mut Registry,
+        id: u64,
+        c: &ReceiveMessage,
+        opts: ReceiveOptions,
+        now: u64,
+        ops: &mut Vec<Op>,
+    ) -> SqsResult<Vec<Message>> {
+        // (maxReceiveCount, dead-letter queue id), when the queue has a usable one.
+        let dlq = reg
+            .get(id)
+            .and_then(|q| q.attributes().redrive_policy.as_ref())
+            .and_then(|p| {
+                let dlq = reg.id_of(p.dead_letter_queue_name()?)?;
+                Some((p.max_receive_count, dlq))
+            })
+            .filter(|&(_, d)| d != id);
+        let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
+        q.expire(now, ops);
+        q.promote(now);
+        let visibility_s = opts
+            .visibility_s
+            .unwrap_or_else(|| u64::from(q.attributes().visibility_timeout));
+        let visibility_ms = visibility_s * 1000;
+        if q.is_fifo() {
+            let queue_id = q.id();
+            q.fifo_state().prune(queue_id, now, ops);
+            if let Some(id) = &c.receive_request_attempt_id
+                && let Some(messages) = q.retry(id, now)
+            {
+                return Ok(messages);
+            }
+        }
+        let mut out = Vec::new();
+        let mut handed_out = Vec::new();
+        let mut moved = Vec::new();
+        while out.len() < opts.max {
+            let want = opts.max - out.len();
+            let picks = match opts.random_order {
+                Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
+                _ => q.messages().pick(want),
+            };
+            if picks.is_empty() {
+                break;
+            }
+            let mut any_moved = false;
+            for seq in picks {
+                if let Some((max, _)) = dlq
+                    && q.messages()
+                        .get(seq)
+                        .is_some_and(|m| m.state().receive_count >= max)
+                    && let Some(m) = q.delete(seq, ops)
+                {
+                    moved.push(m);
+                    any_moved = true;
+                    continue;
+                }
+                let nonce = self.inner.ids.next_u64() | 1;
+                let queue_id = q.id();
+                let Some(m) = q.receive(seq, now + visibility_ms, nonce, now, ops) else {
+                    continue;
+                };
+                let handle = Receipt {
+                    queue_id,
+                    seq,
+                    nonce,
+                    message: fingerprint(m.record().id.as_bytes()),
+                }
+                .encode(self.inner.ids.next_u64());
+                out.push(render(m, handle, c, &self.inner.cfg.account_id));
+                handed_out.push((seq, nonce));
+            }
+            if !any_moved {
+                break;
+            }
+        }
+        if q.is_fifo()
+            && let Some(id) = &c.receive_request_attempt_id
+            && !out.is_empty()
+        {
+            q.fifo_state().remember_attempt(id, now, handed_out, &out);
+        }
+        self.inner.metrics.received.inc_by(out.len() as u64);
+        if let Some((_, dlq_id)) = dlq
+            && !moved.is_empty()
+        {
+            self.inner.metrics.dlq_moved.inc_by(moved.len() as u64);
+            let source_arn = self.queue_arn(q.name());
+            if let Some(d) = reg.get_mut(dlq_id) {
+                redrive::arrive(d, moved, &source_arn, now, ops);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7); `wait` falls back to the
+/// queue's ReceiveMessageWaitTimeSeconds.
+pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
+    let max = c.max_number_of_messages.unwrap_or(1);
+    if !(1..=10).contains(&max) {
+        return Err(SqsError::invalid_param(
+            &max.to_string(),
+            "MaxNumberOfMessages",
+            "Must be between 1 and 10, if provided.",
+        ));
+    }
+    if let Some(w) = c.wait_time_seconds
+        && !(0..=20).contains(&w)
+    {
+        return Err(SqsError::invalid_param(
+            &w.to_string(),
+            "WaitTimeSeconds",
+            "Must be >= 0 and <= 20, if provided.",
+        ));
+    }
+    if let Some(v) = c.visibility_timeout
+        && !(0..=MAX_VISIBILITY_S).contains(&v)
+    {
+        // [E] wording.
+        return Err(SqsError::invalid_param(
+            &v.to_string(),
+            "VisibilityTimeout",
+            "Must be >= 0 and <= 43200, if provided.",
+        ));
+    }
+    if let Some(id) = &c.receive_request_attempt_id {
+        validate::fifo_param(id, "ReceiveRequestAttemptId")?;
+    }
+    Ok(ReceiveOptions {
+        max: usize::try_from(max).unwrap_or(1),
+        visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
+        random_order: None,
+    })
 }
