@@ -3,16 +3,22 @@
 //! A message is in one of three phases. `Ready` messages sit in `ready`, ordered by sequence
 //! number. `Delayed` (never yet visible) and `InFlight` messages sit in `pending`, ordered by
 //! the time they become visible; [`MessageIndex::promote`] moves the due ones to `ready`. The
-//! counters (`delayed`, `inflight`, and each FIFO group's `inflight`) are kept exact so that
-//! GetQueueAttributes never scans. Every field is private: a message enters only through
+//! counters (`delayed`, `inflight`) are kept exact so that GetQueueAttributes never scans. On
+//! FIFO queues the groups and the order they are served in live in `index/groups.rs` (its
+//! comment documents the design), updated in O(log n) per change, so a receive never walks a
+//! blocked group. Every field is private: a
+//! message enters only through
 //! [`MessageIndex::insert`], changes phase only through `attach` and `detach`, and leaves only
 //! through [`MessageIndex::remove`] or [`MessageIndex::clear`]. Persisting is the caller's job
 //! (`queue_state.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+mod groups;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::record::{MessageRecord, StateRecord};
+use groups::Groups;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,15 +65,6 @@ impl Msg {
     }
 }
 
-/// The messages of one FIFO message group.
-#[derive(Debug, Default)]
-struct Group {
-    /// Sequence numbers of the group's messages, oldest first.
-    seqs: BTreeSet<u64>,
-    /// How many of them are in flight; the group is blocked while this is above 0 (§6.9).
-    inflight: usize,
-}
-
 /// The messages of one queue and their indexes.
 #[derive(Debug)]
 pub(super) struct MessageIndex {
@@ -87,8 +84,15 @@ pub(super) struct MessageIndex {
     delayed: usize,
     /// Send time of the newest message, to keep sent times monotonic per queue.
     last_sent_ms: u64,
-    /// FIFO only: message groups with at least one message.
-    groups: HashMap<String, Group>,
+    /// The latest time the index was told about (`insert`, `promote`): the moment a delete
+    /// frees a group.
+    clock_ms: u64,
+    /// FIFO only: message groups and the order they are served in (`index/groups.rs`).
+    groups: Groups,
+    /// Bumped whenever a message may have become receivable, or receivable sooner: a message
+    /// (standard) or a group (FIFO) became receivable, or the earliest pending visibility time
+    /// moved earlier. Parked long polls need waking exactly when this changes.
+    events: u64,
 }
 
 impl MessageIndex {
@@ -103,7 +107,9 @@ impl MessageIndex {
             inflight: 0,
             delayed: 0,
             last_sent_ms: 0,
-            groups: HashMap::new(),
+            clock_ms: 0,
+            groups: Groups::default(),
+            events: 0,
         }
     }
 
@@ -117,7 +123,8 @@ impl MessageIndex {
         self.last_sent_ms
     }
 
-    /// Messages that are receivable now.
+    /// Messages that are visible now (on a FIFO queue, not necessarily receivable: a visible
+    /// message behind an invisible head waits).
     pub fn ready_count(&self) -> usize {
         self.ready.len()
     }
@@ -135,6 +142,12 @@ impl MessageIndex {
     /// All messages.
     pub fn len(&self) -> usize {
         self.msgs.len()
+    }
+
+    /// The wake-up counter: it changes whenever a message may have become receivable, or
+    /// receivable sooner (see the field).
+    pub fn events(&self) -> u64 {
+        self.events
     }
 
     /// One message.
@@ -162,8 +175,11 @@ impl MessageIndex {
         self.pending.first().map(|&(at, _)| at)
     }
 
-    /// Adds a message (new or loaded), placing it by its visibility time.
+    /// Adds a message (new or loaded), placing it by its visibility time. Messages due by
+    /// `now` are promoted first, so that groups they free take their places before this one.
     pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
+        self.promote(now);
+        let before = self.next_visible_at();
         let phase = if state.visible_at_ms <= now {
             Phase::Ready
         } else if state.receive_count == 0 {
@@ -173,21 +189,19 @@ impl MessageIndex {
         };
         self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
         self.next_seq = self.next_seq.max(seq + 1);
-        let m = Msg { rec, state, phase };
+        let group = Arc::clone(&rec);
+        self.msgs.insert(seq, Msg { rec, state, phase });
         if self.fifo
-            && let Some(g) = m.group()
+            && let Some(g) = group.extra().group_id.as_deref()
         {
-            self.groups
-                .entry(g.to_owned())
-                .or_default()
-                .seqs
-                .insert(seq);
+            self.groups.add(g, seq);
         }
-        self.msgs.insert(seq, m);
         self.attach(seq, phase);
+        self.note_sooner(before);
     }
 
-    /// Puts a message into the index of its phase (the message must be in `msgs`).
+    /// Puts a message into the index of its phase (the message must be in `msgs`), and
+    /// re-reads its group's availability when it is the group's head.
     fn attach(&mut self, seq: u64, phase: Phase) {
         let Some(m) = self.msgs.get_mut(&seq) else {
             return;
@@ -197,6 +211,9 @@ impl MessageIndex {
         match phase {
             Phase::Ready => {
                 self.ready.insert(seq);
+                if !self.fifo {
+                    self.events += 1;
+                }
             }
             Phase::Delayed => {
                 self.delayed += 1;
@@ -205,14 +222,38 @@ impl MessageIndex {
             Phase::InFlight => {
                 self.inflight += 1;
                 self.pending.insert((at, seq));
-                if let Some(g) = m.group().and_then(|g| self.groups.get_mut(g)) {
-                    g.inflight += 1;
-                }
             }
+        }
+        if self.fifo {
+            // A head that turns visible does so at its visibility time.
+            self.refresh_group(seq, at);
         }
     }
 
-    /// Takes a message out of the index of its phase.
+    /// Bumps `events` when the earliest pending visibility time is earlier than `before` (the
+    /// earliest before a change): parked polls must shorten their sleep.
+    fn note_sooner(&mut self, before: Option<u64>) {
+        if let Some(first) = self.next_visible_at()
+            && before.is_none_or(|b| first < b)
+        {
+            self.events += 1;
+        }
+    }
+
+    /// Re-reads the availability of the group of message `seq` if `seq` is its head; a group
+    /// that becomes available takes its place as of `since`.
+    fn refresh_group(&mut self, seq: u64, since: u64) {
+        let msgs = &self.msgs;
+        let Some(g) = msgs.get(&seq).and_then(Msg::group) else {
+            return;
+        };
+        if self.groups.is_head(g, seq) && self.groups.refresh(g, since, |s| visible(msgs, s)) {
+            self.events += 1;
+        }
+    }
+
+    /// Takes a message out of the index of its phase. Always followed by `attach` or a removal,
+    /// which re-read the group.
     fn detach(&mut self, seq: u64) {
         let Some(m) = self.msgs.get(&seq) else {
             return;
@@ -229,23 +270,22 @@ impl MessageIndex {
             Phase::InFlight => {
                 self.inflight -= 1;
                 self.pending.remove(&(at, seq));
-                if let Some(g) = m.group().and_then(|g| self.groups.get_mut(g)) {
-                    g.inflight -= 1;
-                }
             }
         }
     }
 
-    /// Removes a message from every index.
+    /// Removes a message from every index. A group whose head this was is re-read: if a
+    /// visible message is its head now, it goes to the back of the order (§6.9).
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(&seq)?;
-        if let Some(g) = m.group()
-            && let Some(group) = self.groups.get_mut(g)
+        if self.fifo
+            && let Some(g) = m.group()
+            && self.groups.remove(g, seq)
         {
-            group.seqs.remove(&seq);
-            if group.seqs.is_empty() {
-                self.groups.remove(g);
+            let msgs = &self.msgs;
+            if self.groups.refresh(g, self.clock_ms, |s| visible(msgs, s)) {
+                self.events += 1;
             }
         }
         Some(m)
@@ -272,17 +312,21 @@ impl MessageIndex {
         if !self.msgs.contains_key(&seq) {
             return None;
         }
+        let before = self.next_visible_at();
         self.detach(seq);
         if let Some(m) = self.msgs.get_mut(&seq) {
             m.state.visible_at_ms = visible_at;
             change(&mut m.state);
         }
         self.attach(seq, Phase::InFlight);
+        self.note_sooner(before);
         self.msgs.get(&seq)
     }
 
     /// Re-places every never-received message at its send time plus `delay_ms`.
     pub fn redelay(&mut self, delay_ms: u64, now: u64) {
+        self.clock_ms = self.clock_ms.max(now);
+        let before = self.next_visible_at();
         let waiting: Vec<u64> = self
             .msgs
             .iter()
@@ -302,10 +346,12 @@ impl MessageIndex {
             };
             self.attach(seq, phase);
         }
+        self.note_sooner(before);
     }
 
     /// Moves every delayed or in-flight message whose time has come to `ready`.
     pub fn promote(&mut self, now: u64) {
+        self.clock_ms = self.clock_ms.max(now);
         while let Some(&(at, seq)) = self.pending.first() {
             if at > now {
                 break;
@@ -315,10 +361,23 @@ impl MessageIndex {
         }
     }
 
-    /// Up to `max` receivable messages. Without groups: the oldest ready ones. With groups
-    /// (FIFO): group by group, the oldest receivable group first, all of its receivable
-    /// messages in order, then the next; groups with a message in flight are skipped, including
-    /// their messages not yet received (§6.9, G-27).
+    /// Makes the given messages visible, in this order, if their time has come (a receive
+    /// with VisibilityTimeout=0 hands messages out visible: their groups go to the back of
+    /// the order in the order they were served).
+    pub fn reveal(&mut self, seqs: &[u64], now: u64) {
+        self.clock_ms = self.clock_ms.max(now);
+        for &seq in seqs {
+            if self
+                .msgs
+                .get(&seq)
+                .is_some_and(|m| m.phase != Phase::Ready && m.state.visible_at_ms <= now)
+            {
+                self.detach(seq);
+                self.attach(seq, Phase::Ready);
+            }
+        }
+    }
+
     /// Up to `max` receivable messages of a standard queue, chosen uniformly at random
     /// (reservoir sampling over the ready set, seeded by `seed`), in random order.
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
@@ -335,37 +394,20 @@ impl MessageIndex {
         out
     }
 
+    /// Up to `max` receivable messages. Without groups: the oldest ready ones. With groups
+    /// (FIFO): the available groups in the order they became available, from each the run of
+    /// visible messages starting at its head (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
             return self.ready.iter().take(max).copied().collect();
         }
-        let mut out = Vec::new();
-        let mut done: HashSet<&str> = HashSet::new();
-        for seq in &self.ready {
-            if out.len() >= max {
-                break;
-            }
-            let Some(g) = self.msgs.get(seq).and_then(Msg::group) else {
-                continue;
-            };
-            if !done.insert(g) {
-                continue;
-            }
-            let Some(group) = self.groups.get(g) else {
-                continue;
-            };
-            if group.inflight > 0 {
-                continue;
-            }
-            for s in &group.seqs {
-                if out.len() >= max || self.msgs.get(s).is_none_or(|m| m.phase != Phase::Ready) {
-                    break;
-                }
-                out.push(*s);
-            }
-        }
-        out
+        self.groups.pick(max, |s| visible(&self.msgs, s))
     }
+}
+
+/// Whether message `seq` is visible now.
+fn visible(msgs: &BTreeMap<u64, Msg>, seq: u64) -> bool {
+    msgs.get(&seq).is_some_and(|m| m.phase == Phase::Ready)
 }
 
 #[cfg(test)]
@@ -412,7 +454,7 @@ mod tests {
     }
 
     #[test]
-    fn fifo_groups_block_while_in_flight() {
+    fn fifo_head_in_flight_blocks_its_group() {
         let mut ix = MessageIndex::new(true);
         for (seq, g) in [(1, "a"), (2, "a"), (3, "b")] {
             ix.insert(seq, rec(Some(g)), StateRecord::default(), 0);
@@ -421,7 +463,110 @@ mod tests {
         assert_eq!(ix.pick(1), vec![1]);
         ix.hide(1, 1000, |_| {});
         assert_eq!(ix.pick(10), vec![3]);
+        // Freed by the delete, group a goes behind b.
         ix.remove(1);
-        assert_eq!(ix.pick(10), vec![2, 3]);
+        assert_eq!(ix.pick(10), vec![3, 2]);
+    }
+
+    /// Only the head matters: a head visible again is served even while later messages of its
+    /// group are in flight, and a run stops at the first invisible message.
+    #[test]
+    fn fifo_only_the_head_decides() {
+        let mut ix = MessageIndex::new(true);
+        for seq in 1..=4 {
+            ix.insert(seq, rec(Some("a")), StateRecord::default(), 0);
+        }
+        for seq in 1..=3 {
+            ix.hide(seq, 1000, |_| {});
+        }
+        assert_eq!(
+            ix.pick(10),
+            Vec::<u64>::new(),
+            "4 is behind an invisible head"
+        );
+        ix.hide(1, 0, |_| {});
+        ix.promote(0);
+        assert_eq!(ix.pick(10), vec![1], "the run stops at 2, in flight");
+        ix.hide(2, 0, |_| {});
+        ix.promote(0);
+        assert_eq!(ix.pick(10), vec![1, 2]);
+    }
+
+    /// The example of the issue: g1-m1, g2-m1, g2-m2, g3-m1, g1-m2; a receive of 3 with
+    /// VisibilityTimeout=0 serves g1-m1, g1-m2, g2-m1 and sends g1 then g2 to the back.
+    #[test]
+    fn fifo_groups_served_go_to_the_back() {
+        let mut ix = MessageIndex::new(true);
+        for (seq, g) in [(1, "g1"), (2, "g2"), (3, "g2"), (4, "g3"), (5, "g1")] {
+            ix.insert(seq, rec(Some(g)), StateRecord::default(), 0);
+        }
+        let first = ix.pick(3);
+        assert_eq!(first, vec![1, 5, 2]);
+        for &seq in &first {
+            ix.hide(seq, 0, |_| {});
+        }
+        ix.reveal(&first, 0);
+        assert_eq!(ix.pick(10), vec![4, 1, 5, 2, 3]);
+    }
+
+    /// Places follow the moment a group became available, even when the engine notices a
+    /// visibility expiry late.
+    #[test]
+    fn fifo_late_promotion_keeps_the_moment() {
+        let mut ix = MessageIndex::new(true);
+        ix.insert(1, rec(Some("a")), StateRecord::default(), 0);
+        ix.hide(1, 20, |_| {});
+        ix.insert(2, rec(Some("b")), StateRecord::default(), 10);
+        ix.insert(3, rec(Some("c")), StateRecord::default(), 10);
+        ix.hide(3, 30, |_| {});
+        ix.promote(50);
+        // b since 10, a since 20, c since 30.
+        assert_eq!(ix.pick(10), vec![2, 1, 3]);
+    }
+
+    #[test]
+    fn wake_up_events() {
+        let mut ix = MessageIndex::new(true);
+        ix.insert(1, rec(Some("a")), StateRecord::default(), 0);
+        let e = ix.events();
+        ix.hide(1, 1000, |_| {});
+        assert_ne!(ix.events(), e, "the first pending time is new");
+        let e = ix.events();
+        ix.insert(2, rec(Some("a")), StateRecord::default(), 0);
+        assert_eq!(
+            ix.events(),
+            e,
+            "behind an in-flight head: nothing to receive"
+        );
+        ix.hide(1, 2000, |_| {});
+        assert_eq!(ix.events(), e, "a later visibility wakes nobody");
+        ix.remove(1);
+        assert_ne!(ix.events(), e, "the delete frees the group");
+    }
+
+    /// A group of 100k messages whose head is in flight costs a receive nothing: the group is
+    /// not among the available ones, so picking never walks it (the issue's p99 < 1 ms).
+    #[test]
+    fn fifo_blocked_backlog_is_not_scanned() {
+        let mut ix = MessageIndex::new(true);
+        let r = rec(Some("big"));
+        for seq in 1..=100_000 {
+            ix.insert(seq, Arc::clone(&r), StateRecord::default(), 0);
+        }
+        ix.insert(100_001, rec(Some("small")), StateRecord::default(), 0);
+        ix.hide(1, 1000, |_| {});
+        let mut times: Vec<std::time::Duration> = (0..1000)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                assert_eq!(ix.pick(10), vec![100_001]);
+                t.elapsed()
+            })
+            .collect();
+        times.sort_unstable();
+        assert!(
+            times[989] < std::time::Duration::from_millis(1),
+            "p99 {:?}",
+            times[989]
+        );
     }
 }

@@ -2,6 +2,8 @@
 //! received messages.
 //!
 //! Rules from docs/protocol.md §6.3–§6.8. ReceiveMessage and long polling live in `poll.rs`.
+//! Each change wakes parked long polls only when it may have made a message receivable
+//! ([`Queue::wake_after`]).
 
 use super::Engine;
 use super::fifo;
@@ -45,8 +47,9 @@ impl Engine {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(2);
+            let before = q.watch();
             let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
-            q.wake();
+            q.wake_after(before);
             (result, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
@@ -146,14 +149,18 @@ impl Engine {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(1);
+            let before = q.watch();
             self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
+            // A delete that frees a FIFO group wakes parked polls.
+            q.wake_after(before);
             self.inner.store.submit(ops)
         };
         self.commit(commit).await
     }
 
     /// Deletes the message a receipt handle points at. Standard queues accept stale handles
-    /// and repeated deletes (§6.8).
+    /// and repeated deletes; FIFO queues refuse a handle whose visibility has run out, even
+    /// when nobody has received the message since (§6.8).
     pub(super) fn delete_one(
         &self,
         q: &mut Queue,
@@ -178,8 +185,9 @@ impl Engine {
         let commit = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let before = q.watch();
             let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
-            q.wake();
+            q.wake_after(before);
             self.inner.store.submit(vec![op])
         };
         self.commit(commit).await

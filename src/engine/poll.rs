@@ -2,9 +2,13 @@
 //! never polls (docs/protocol.md §6.7–§6.10).
 //!
 //! A receiver registers with the queue's `Notify` *while it still holds the engine lock*, right
-//! after finding nothing to receive, so a send that lands after the look still wakes it. It then
-//! sleeps until the earlier of its deadline and the moment the next delayed or in-flight message
-//! becomes visible. Sends, visibility changes, redrives and deletes of the queue notify it.
+//! after finding nothing to receive, so a change that lands after the look still wakes it. It
+//! then sleeps until the earlier of its deadline and the moment the next delayed or in-flight
+//! message becomes visible (visibility and delay expiry need no other wake-up). Every change
+//! that may make a message receivable, or receivable sooner, notifies the queue: sends, deletes
+//! that free a FIFO group, visibility changes, receives with a short VisibilityTimeout, moves to a dead-letter queue or by a move task, attribute changes,
+//! and a controlled clock moving (`Engine::wake_all`). A change that makes nothing receivable,
+//! such as a send to a FIFO group whose head is in flight, wakes no one (`Queue::wake_after`).
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -97,8 +101,9 @@ impl Engine {
     }
 
     /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
-    /// receivable messages of queue `id`. A message whose receive would pass the queue's
-    /// maxReceiveCount is moved to the dead-letter queue instead (§6.10).
+    /// receivable messages of queue `id`. A message whose
+    /// receive would pass the queue's maxReceiveCount is moved to the dead-letter queue instead
+    /// (§6.10).
     pub(super) fn try_receive(
         &self,
         reg: &mut Registry,
@@ -120,6 +125,7 @@ impl Engine {
         let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
         q.expire(now, ops);
         q.promote(now);
+        let before = q.watch();
         let visibility_s = opts
             .visibility_s
             .unwrap_or_else(|| u64::from(q.attributes().visibility_timeout));
@@ -133,11 +139,12 @@ impl Engine {
                 return Ok(messages);
             }
         }
+        let max = opts.max;
         let mut out = Vec::new();
         let mut handed_out = Vec::new();
         let mut moved = Vec::new();
-        while out.len() < opts.max {
-            let want = opts.max - out.len();
+        while out.len() < max {
+            let want = max - out.len();
             let picks = match opts.random_order {
                 Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
                 _ => q.messages().pick(want),
@@ -176,12 +183,20 @@ impl Engine {
                 break;
             }
         }
+        if visibility_ms == 0 {
+            // Handed out visible: FIFO groups go to the back in the order they were served.
+            let seqs: Vec<u64> = handed_out.iter().map(|&(seq, _)| seq).collect();
+            q.reveal(&seqs, now);
+        }
         if q.is_fifo()
             && let Some(id) = &c.receive_request_attempt_id
             && !out.is_empty()
         {
             q.fifo_state().remember_attempt(id, now, handed_out, &out);
         }
+        // Messages visible again at once, a group freed by a move to the dead-letter queue, or
+        // an earlier visibility time: other parked polls look again.
+        q.wake_after(before);
         self.inner.metrics.received.inc_by(out.len() as u64);
         if let Some((_, dlq_id)) = dlq
             && !moved.is_empty()
@@ -196,8 +211,7 @@ impl Engine {
     }
 }
 
-/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7); `wait` falls back to the
-/// queue's ReceiveMessageWaitTimeSeconds.
+/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7).
 pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
     let max = c.max_number_of_messages.unwrap_or(1);
     if !(1..=10).contains(&max) {

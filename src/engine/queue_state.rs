@@ -17,6 +17,13 @@ use super::store::Op;
 use crate::command::Message;
 use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
 
+/// What parked long polls depend on, noted before a change ([`Queue::watch`]) and compared
+/// after it ([`Queue::wake_after`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Watch {
+    events: u64,
+}
+
 /// One queue with its messages and indexes.
 #[derive(Debug)]
 pub(super) struct Queue {
@@ -165,6 +172,22 @@ impl Queue {
         self.notify.notify_waiters();
     }
 
+    /// Notes, before a change, what parked long polls depend on.
+    pub fn watch(&self) -> Watch {
+        Watch {
+            events: self.messages.events(),
+        }
+    }
+
+    /// Wakes parked long polls when, since `before`, a message may have become receivable (or
+    /// receivable sooner). A change that makes nothing receivable, such as a send to a FIFO
+    /// group whose head is in flight, wakes no one.
+    pub fn wake_after(&self, before: Watch) {
+        if self.messages.events() != before.events {
+            self.wake();
+        }
+    }
+
     /// Whether a FIFO queue derives deduplication ids from bodies.
     pub fn content_based(&self) -> bool {
         self.attributes
@@ -291,14 +314,25 @@ impl Queue {
         self.messages.promote(now);
     }
 
-    /// Drops messages older than the retention period, in flight or not (§6.15).
+    /// Makes messages just handed out with VisibilityTimeout=0 visible again, in this order.
+    pub fn reveal(&mut self, seqs: &[u64], now: u64) {
+        self.messages.reveal(seqs, now);
+    }
+
+    /// Drops messages older than the retention period, in flight or not (§6.15). Dropping a
+    /// FIFO group's in-flight head can free the group, so parked polls are woken then.
     pub fn expire(&mut self, now: u64, ops: &mut Vec<Op>) {
         let keep_ms = u64::from(self.attributes.message_retention_period) * 1000;
+        self.messages.promote(now);
+        let events = self.messages.events();
         while let Some((seq, m)) = self.messages.first() {
             if m.record().sent_ms + keep_ms > now {
                 break;
             }
             self.delete(seq, ops);
+        }
+        if self.messages.events() != events {
+            self.wake();
         }
     }
 
