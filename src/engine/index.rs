@@ -5,20 +5,22 @@
 //! the time they become visible; [`MessageIndex::promote`] moves the due ones to `ready`. The
 //! counters (`delayed`, `inflight`) are kept exact so that GetQueueAttributes never scans. On
 //! FIFO queues the groups and the order they are served in live in `index/groups.rs` (its
-//! comment documents the design), updated in O(log n) per change, so a receive never walks a
-//! blocked group. Every field is private: a
+//! comment documents the design), and the scan window in `index/window.rs`; both are updated
+//! in O(log n) per change, so a receive never walks a blocked group. Every field is private: a
 //! message enters only through
 //! [`MessageIndex::insert`], changes phase only through `attach` and `detach`, and leaves only
 //! through [`MessageIndex::remove`] or [`MessageIndex::clear`]. Persisting is the caller's job
 //! (`queue_state.rs`).
 
 mod groups;
+mod window;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
+use window::Window;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +91,8 @@ pub(super) struct MessageIndex {
     clock_ms: u64,
     /// FIFO only: message groups and the order they are served in (`index/groups.rs`).
     groups: Groups,
+    /// FIFO only: the messages looked at to find available groups (`index/window.rs`).
+    window: Window,
     /// Bumped whenever a message may have become receivable, or receivable sooner: a message
     /// (standard) or a group (FIFO) became receivable, or the earliest pending visibility time
     /// moved earlier. Parked long polls need waking exactly when this changes.
@@ -109,6 +113,7 @@ impl MessageIndex {
             last_sent_ms: 0,
             clock_ms: 0,
             groups: Groups::default(),
+            window: Window::default(),
             events: 0,
         }
     }
@@ -175,6 +180,13 @@ impl MessageIndex {
         self.pending.first().map(|&(at, _)| at)
     }
 
+    /// FIFO: looks for available groups only among the first `size` messages (`None`: all).
+    pub fn set_window(&mut self, size: Option<usize>) {
+        if self.fifo {
+            self.window.resize(size, &self.msgs);
+        }
+    }
+
     /// Adds a message (new or loaded), placing it by its visibility time. Messages due by
     /// `now` are promoted first, so that groups they free take their places before this one.
     pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
@@ -191,6 +203,9 @@ impl MessageIndex {
         self.next_seq = self.next_seq.max(seq + 1);
         let group = Arc::clone(&rec);
         self.msgs.insert(seq, Msg { rec, state, phase });
+        if self.fifo {
+            self.window.inserted(seq, &self.msgs);
+        }
         if self.fifo
             && let Some(g) = group.extra().group_id.as_deref()
         {
@@ -279,6 +294,9 @@ impl MessageIndex {
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(&seq)?;
+        if self.fifo {
+            self.window.removed(seq, &self.msgs);
+        }
         if self.fifo
             && let Some(g) = m.group()
             && self.groups.remove(g, seq)
@@ -295,6 +313,7 @@ impl MessageIndex {
     pub fn clear(&mut self) {
         self.msgs.clear();
         self.groups.clear();
+        self.window.clear();
         self.ready.clear();
         self.pending.clear();
         self.inflight = 0;
@@ -396,12 +415,13 @@ impl MessageIndex {
 
     /// Up to `max` receivable messages. Without groups: the oldest ready ones. With groups
     /// (FIFO): the available groups in the order they became available, from each the run of
-    /// visible messages starting at its head (§6.9, G-27).
+    /// visible messages starting at its head, within the scan window (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
             return self.ready.iter().take(max).copied().collect();
         }
-        self.groups.pick(max, |s| visible(&self.msgs, s))
+        self.groups
+            .pick(max, |s| visible(&self.msgs, s), |s| self.window.contains(s))
     }
 }
 
@@ -525,6 +545,22 @@ mod tests {
     }
 
     #[test]
+    fn fifo_scan_window() {
+        let mut ix = MessageIndex::new(true);
+        for (seq, g) in [(1, "a"), (2, "a"), (3, "a"), (4, "b")] {
+            ix.insert(seq, rec(Some(g)), StateRecord::default(), 0);
+        }
+        ix.set_window(Some(3));
+        assert_eq!(ix.pick(10), vec![1, 2, 3]);
+        ix.hide(1, 1000, |_| {});
+        assert!(ix.pick(10).is_empty(), "b's message is the fourth");
+        ix.remove(1);
+        assert_eq!(ix.pick(10), vec![4, 2, 3]);
+        ix.set_window(None);
+        assert_eq!(ix.pick(10), vec![4, 2, 3]);
+    }
+
+    #[test]
     fn wake_up_events() {
         let mut ix = MessageIndex::new(true);
         ix.insert(1, rec(Some("a")), StateRecord::default(), 0);
@@ -554,6 +590,7 @@ mod tests {
             ix.insert(seq, Arc::clone(&r), StateRecord::default(), 0);
         }
         ix.insert(100_001, rec(Some("small")), StateRecord::default(), 0);
+        ix.set_window(Some(120_000));
         ix.hide(1, 1000, |_| {});
         let mut times: Vec<std::time::Duration> = (0..1000)
             .map(|_| {

@@ -47,9 +47,9 @@ impl Engine {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(2);
-            let before = q.watch();
+            let before = q.watch(self.max_inflight());
             let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
-            q.wake_after(before);
+            q.wake_after(before, self.max_inflight());
             (result, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
@@ -149,13 +149,18 @@ impl Engine {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(1);
-            let before = q.watch();
+            let before = q.watch(self.max_inflight());
             self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
-            // A delete that frees a FIFO group wakes parked polls.
-            q.wake_after(before);
+            // A delete that frees a FIFO group, or room under the in-flight limit, wakes polls.
+            q.wake_after(before, self.max_inflight());
             self.inner.store.submit(ops)
         };
         self.commit(commit).await
+    }
+
+    /// The in-flight limit per queue (§6.8); `None` when lifted.
+    pub(super) fn max_inflight(&self) -> Option<usize> {
+        self.inner.cfg.max_inflight
     }
 
     /// Deletes the message a receipt handle points at. Standard queues accept stale handles
@@ -185,9 +190,9 @@ impl Engine {
         let commit = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
-            let before = q.watch();
+            let before = q.watch(self.max_inflight());
             let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
-            q.wake_after(before);
+            q.wake_after(before, self.max_inflight());
             self.inner.store.submit(vec![op])
         };
         self.commit(commit).await

@@ -56,6 +56,11 @@ pub struct EngineOptions {
     /// (docs/protocol.md §6.13). Off by default, as in LocalStack, because they break test suites that purge
     /// between tests or reuse queue names.
     pub enforce_cooloffs: bool,
+    /// Most messages in flight per queue, AWS's 120,000 by default (docs/protocol.md §6.8):
+    /// past it a short-poll receive on a standard queue fails with OverLimit and a FIFO receive
+    /// returns nothing more; FIFO receives also look for available groups only among a queue's
+    /// first this-many messages (§6.9). `None` lifts both.
+    pub max_inflight: Option<usize>,
 }
 
 impl Default for EngineOptions {
@@ -66,6 +71,7 @@ impl Default for EngineOptions {
             data_dir: None,
             cache_bytes: 16 << 20,
             enforce_cooloffs: false,
+            max_inflight: Some(120_000),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! then sleeps until the earlier of its deadline and the moment the next delayed or in-flight
 //! message becomes visible (visibility and delay expiry need no other wake-up). Every change
 //! that may make a message receivable, or receivable sooner, notifies the queue: sends, deletes
-//! that free a FIFO group, visibility changes, receives with a short VisibilityTimeout, moves to a dead-letter queue or by a move task, attribute changes,
+//! that free a FIFO group or room under the in-flight limit, visibility changes, receives with a
+//! short VisibilityTimeout, moves to a dead-letter queue or by a move task, attribute changes,
 //! and a controlled clock moving (`Engine::wake_all`). A change that makes nothing receivable,
 //! such as a send to a FIFO group whose head is in flight, wakes no one (`Queue::wake_after`).
 
@@ -23,7 +24,11 @@ use super::registry::Registry;
 use super::store::{Commit, Op};
 use crate::command::validate;
 use crate::command::{Message, ReceiveMessage, ReceiveMessageResult};
-use crate::error::{SqsError, SqsResult};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// AWS's OverLimit text for a receive past the in-flight limit [V, old: raw AWS XML of 2014 in
+/// Cbsoftware/pressureNET-server #74, line break included] (§5.5, §6.8).
+pub(super) const TOO_MANY_IN_FLIGHT: &str = "Too many messages have been received without being deleted.\nPlease delete your received messages or let them timeout before receiving more.";
 
 /// Validated per-receive options.
 #[derive(Debug, Clone, Copy)]
@@ -33,6 +38,9 @@ pub(super) struct ReceiveOptions {
     /// Standard queues only: pick receivable messages at random, from this seed (fault
     /// injection).
     pub random_order: Option<u64>,
+    /// The receive does not wait (WaitTimeSeconds, or the queue's default, is 0): only then
+    /// does a standard queue at its in-flight limit answer OverLimit (§6.8).
+    pub short_poll: bool,
 }
 
 enum Step {
@@ -59,13 +67,17 @@ impl Engine {
                     Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),
                     Err(e) => return Err(e),
                 };
-                let wait_default = reg.get(id).map_or(0, |q| {
-                    u64::from(q.attributes().receive_message_wait_time_seconds)
-                });
-                let deadline = *deadline.get_or_insert_with(|| {
-                    let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
-                    now + wait_s * 1000
-                });
+                let deadline = match deadline {
+                    Some(d) => d,
+                    None => {
+                        let wait_default = reg.get(id).map_or(0, |q| {
+                            u64::from(q.attributes().receive_message_wait_time_seconds)
+                        });
+                        let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
+                        opts.short_poll = wait_s == 0;
+                        *deadline.insert(now + wait_s * 1000)
+                    }
+                };
                 let mut ops = Vec::new();
                 let messages = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
                 let commit = self.inner.store.submit(ops);
@@ -101,7 +113,7 @@ impl Engine {
     }
 
     /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
-    /// receivable messages of queue `id`. A message whose
+    /// receivable messages of queue `id`, within the in-flight limit (§6.8). A message whose
     /// receive would pass the queue's maxReceiveCount is moved to the dead-letter queue instead
     /// (§6.10).
     pub(super) fn try_receive(
@@ -122,10 +134,11 @@ impl Engine {
                 Some((p.max_receive_count, dlq))
             })
             .filter(|&(_, d)| d != id);
+        let limit = self.max_inflight();
         let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
         q.expire(now, ops);
         q.promote(now);
-        let before = q.watch();
+        let before = q.watch(limit);
         let visibility_s = opts
             .visibility_s
             .unwrap_or_else(|| u64::from(q.attributes().visibility_timeout));
@@ -138,8 +151,17 @@ impl Engine {
             {
                 return Ok(messages);
             }
+            q.set_window(limit);
         }
-        let max = opts.max;
+        // At the in-flight limit a standard queue's short poll fails; anything else just
+        // receives nothing more (§6.8).
+        let room = limit.map_or(usize::MAX, |l| {
+            l.saturating_sub(q.messages().inflight_count())
+        });
+        if room == 0 && !q.is_fifo() && opts.short_poll {
+            return Err(SqsError::new(ErrorCode::OverLimit, TOO_MANY_IN_FLIGHT));
+        }
+        let max = opts.max.min(room);
         let mut out = Vec::new();
         let mut handed_out = Vec::new();
         let mut moved = Vec::new();
@@ -196,7 +218,7 @@ impl Engine {
         }
         // Messages visible again at once, a group freed by a move to the dead-letter queue, or
         // an earlier visibility time: other parked polls look again.
-        q.wake_after(before);
+        q.wake_after(before, limit);
         self.inner.metrics.received.inc_by(out.len() as u64);
         if let Some((_, dlq_id)) = dlq
             && !moved.is_empty()
@@ -247,5 +269,6 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
         max: usize::try_from(max).unwrap_or(1),
         visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
         random_order: None,
+        short_poll: true,
     })
 }

@@ -22,6 +22,7 @@ use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Watch {
     events: u64,
+    full: bool,
 }
 
 /// One queue with its messages and indexes.
@@ -172,18 +173,24 @@ impl Queue {
         self.notify.notify_waiters();
     }
 
+    /// Whether the queue has `max_inflight` messages in flight (`None`: no limit), §6.8.
+    pub fn full(&self, max_inflight: Option<usize>) -> bool {
+        max_inflight.is_some_and(|l| self.messages.inflight_count() >= l)
+    }
+
     /// Notes, before a change, what parked long polls depend on.
-    pub fn watch(&self) -> Watch {
+    pub fn watch(&self, max_inflight: Option<usize>) -> Watch {
         Watch {
             events: self.messages.events(),
+            full: self.full(max_inflight),
         }
     }
 
     /// Wakes parked long polls when, since `before`, a message may have become receivable (or
-    /// receivable sooner). A change that makes nothing receivable, such as a send to a FIFO
-    /// group whose head is in flight, wakes no one.
-    pub fn wake_after(&self, before: Watch) {
-        if self.messages.events() != before.events {
+    /// receivable sooner), or the queue dropped below its in-flight limit. A change that makes
+    /// nothing receivable, such as a send to a FIFO group whose head is in flight, wakes no one.
+    pub fn wake_after(&self, before: Watch, max_inflight: Option<usize>) {
+        if self.messages.events() != before.events || (before.full && !self.full(max_inflight)) {
             self.wake();
         }
     }
@@ -317,6 +324,11 @@ impl Queue {
     /// Makes messages just handed out with VisibilityTimeout=0 visible again, in this order.
     pub fn reveal(&mut self, seqs: &[u64], now: u64) {
         self.messages.reveal(seqs, now);
+    }
+
+    /// FIFO: looks for available groups only among the first `size` messages (§6.9).
+    pub fn set_window(&mut self, size: Option<usize>) {
+        self.messages.set_window(size);
     }
 
     /// Drops messages older than the retention period, in flight or not (§6.15). Dropping a

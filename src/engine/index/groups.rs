@@ -125,8 +125,14 @@ impl Groups {
     }
 
     /// Up to `max` messages to hand out: available groups in order, from each the run of
-    /// visible messages starting at its head.
-    pub fn pick(&self, max: usize, visible: impl Fn(u64) -> bool) -> Vec<u64> {
+    /// visible messages starting at its head, stopping at the first message outside the scan
+    /// window (`in_window`).
+    pub fn pick(
+        &self,
+        max: usize,
+        visible: impl Fn(u64) -> bool,
+        in_window: impl Fn(u64) -> bool,
+    ) -> Vec<u64> {
         let mut out = Vec::new();
         for name in self.available.values() {
             if out.len() >= max {
@@ -136,7 +142,7 @@ impl Groups {
                 continue;
             };
             for &s in &g.seqs {
-                if out.len() >= max || !visible(s) {
+                if out.len() >= max || !in_window(s) || !visible(s) {
                     break;
                 }
                 out.push(s);
@@ -173,15 +179,17 @@ mod tests {
         assert!(!g.add("a", 3));
         // Already available: keeps its place.
         assert!(!g.refresh("a", 20, all));
-        assert_eq!(g.pick(10, all), vec![1, 3, 2]);
+        assert_eq!(g.pick(10, all, all), vec![1, 3, 2]);
         // a's head in flight: a is skipped, even though 3 is visible.
         assert!(!g.refresh("a", 20, |s| s != 1));
-        assert_eq!(g.pick(10, |s| s != 1), vec![2]);
+        assert_eq!(g.pick(10, |s| s != 1, all), vec![2]);
         // Head removed: a comes back, behind b.
         assert!(g.remove("a", 1));
         assert!(g.refresh("a", 30, all));
-        assert_eq!(g.pick(10, all), vec![2, 3]);
-        assert_eq!(g.pick(1, all), vec![2]);
+        assert_eq!(g.pick(10, all, all), vec![2, 3]);
+        assert_eq!(g.pick(1, all, all), vec![2]);
+        // The window stops a run and skips a group whose head is outside it.
+        assert_eq!(g.pick(10, all, |s| s <= 2), vec![2]);
         // Removing the last message drops the group.
         assert!(!g.remove("a", 3));
         assert_eq!(g.available_count(), 1);
