@@ -116,6 +116,8 @@ impl Default for ServerOptions {
 /// ```
 pub struct Server {
     options: ServerOptions,
+    /// Most messages in flight per queue ([`EngineOptions::max_inflight`]).
+    max_inflight: Option<usize>,
     faults: Vec<faults::FaultRule>,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdGen>,
@@ -144,6 +146,7 @@ impl Server {
     pub fn with_options(options: ServerOptions) -> Self {
         Self {
             options,
+            max_inflight: EngineOptions::default().max_inflight,
             faults: Vec::new(),
             clock: Arc::new(SystemClock),
             ids: Arc::new(RandomIds),
@@ -175,6 +178,14 @@ impl Server {
     #[must_use]
     pub fn enforce_cooloffs(mut self, on: bool) -> Self {
         self.options.enforce_cooloffs = on;
+        self
+    }
+
+    /// Allows at most this many messages in flight per queue, AWS's 120,000 by default
+    /// (`None`: no limit).
+    #[must_use]
+    pub fn max_inflight(mut self, limit: Option<usize>) -> Self {
+        self.max_inflight = limit;
         self
     }
 
@@ -229,6 +240,7 @@ impl Server {
                 region: self.options.region.clone(),
                 data_dir: self.options.data_dir.clone(),
                 enforce_cooloffs: self.options.enforce_cooloffs,
+                max_inflight: self.max_inflight,
                 ..EngineOptions::default()
             },
             Arc::clone(&clock) as Arc<dyn Clock>,
