@@ -20,5 +20,6 @@ mod move_tasks;
 mod operations;
 mod queues;
 mod redrive;
+mod redrive_arn;
 mod validation;
 mod visibility;
