@@ -24,6 +24,15 @@ pub fn arn_name(arn: &str) -> Option<&str> {
     }
 }
 
+/// Whether `s` has the shape of an ARN, `arn:<partition>:<service>:<region>:<account>:<resource>`
+/// (of any service: one that names no queue of ours is the engine's "does not exist").
+#[must_use]
+pub fn is_arn(s: &str) -> bool {
+    let parts: Vec<&str> = s.splitn(6, ':').collect();
+    matches!(parts.as_slice(), ["arn", partition, service, _region, _account, resource]
+        if !partition.is_empty() && !service.is_empty() && !resource.is_empty())
+}
+
 fn invalid(policy_name: &str, value: &str, reason: &str) -> SqsError {
     SqsError::invalid_param(value, policy_name, reason)
 }
@@ -42,8 +51,11 @@ impl RedrivePolicy {
     const NAME: &'static str = "RedrivePolicy";
 
     /// Parses a RedrivePolicy as clients send it (maxReceiveCount as a number or a numeric
-    /// string). Whether the target exists and may be used is the engine's check. [E] wordings
-    /// (LocalStack's).
+    /// string). A deadLetterTargetArn that is not an ARN is refused here, before anything is
+    /// looked up; whether the target exists and may be used is the engine's check. Wordings:
+    /// the missing-attribute one is AWS's [V: AWS's answer quoted in
+    /// crossplane-contrib/provider-aws #443]; the others are [E] (LocalStack's, and
+    /// Eucalyptus's `Invalid value for deadLetterTargetArn.`).
     pub fn parse(text: &str) -> SqsResult<Self> {
         let v: Value =
             serde_json::from_str(text).map_err(|_| invalid(Self::NAME, text, "Invalid JSON."))?;
@@ -56,7 +68,6 @@ impl RedrivePolicy {
         };
         let target = v
             .get("deadLetterTargetArn")
-            .and_then(Value::as_str)
             .ok_or_else(|| missing("deadLetterTargetArn"))?;
         let count = v
             .get("maxReceiveCount")
@@ -74,6 +85,10 @@ impl RedrivePolicy {
                     ),
                 )
             })?;
+        let target = target
+            .as_str()
+            .filter(|t| is_arn(t))
+            .ok_or_else(|| invalid(Self::NAME, text, "Invalid value for deadLetterTargetArn."))?;
         Ok(Self {
             dead_letter_target_arn: target.to_owned(),
             max_receive_count,
@@ -360,6 +375,35 @@ mod tests {
             RedrivePolicy::parse(r#"{"deadLetterTargetArn":"x","maxReceiveCount":1001}"#).is_err()
         );
         assert!(RedrivePolicy::parse(r#"{"maxReceiveCount":1}"#).is_err());
+        // Not an ARN: refused before any lookup.
+        for target in [r#""dlq""#, r#""arn:aws:sqs:us-east-1:000000000000""#, "7"] {
+            let text = format!(r#"{{"deadLetterTargetArn":{target},"maxReceiveCount":1}}"#);
+            assert_eq!(
+                RedrivePolicy::parse(&text).unwrap_err().message,
+                format!(
+                    "Value {text} for parameter RedrivePolicy is invalid. Reason: Invalid value for deadLetterTargetArn."
+                )
+            );
+        }
+        // An ARN of another service parses; the engine finds no such queue.
+        assert!(
+            RedrivePolicy::parse(
+                r#"{"deadLetterTargetArn":"arn:aws:sns:us-east-1:000000000000:t","maxReceiveCount":1}"#
+            )
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn arn_shapes() {
+        assert!(is_arn("arn:aws:sqs:us-east-1:000000000000:dlq"));
+        assert!(is_arn("arn:aws:s3:::bucket"));
+        assert!(is_arn("arn:aws:sqs:us-east-1:000000000000:a:b"));
+        assert!(!is_arn("dlq"));
+        assert!(!is_arn("arn:aws:sqs:us-east-1:000000000000"));
+        assert!(!is_arn("arn::sqs:us-east-1:000000000000:dlq"));
+        assert!(!is_arn("arn:aws:sqs:us-east-1:000000000000:"));
+        assert!(!is_arn("http://localhost:9324/000000000000/dlq"));
     }
 
     #[test]

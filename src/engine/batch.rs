@@ -110,6 +110,7 @@ impl Engine {
             }
             let mut result = SendMessageBatchResult::default();
             let mut ops = Vec::with_capacity(c.entries.len() * 2);
+            let before = q.watch(self.max_inflight());
             for e in c.entries {
                 let entry_id = e.id.clone();
                 let msg = SendMessage {
@@ -133,9 +134,7 @@ impl Engine {
                     Err(err) => result.failed.push(entry_error(&entry_id, &err)),
                 }
             }
-            if !result.successful.is_empty() {
-                q.wake();
-            }
+            q.wake_after(before, self.max_inflight());
             (result, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
@@ -203,13 +202,14 @@ impl Engine {
             check_entries(kind, entries.iter().map(|(id, _)| *id))?;
             let (mut successful, mut failed) = (Vec::new(), Vec::new());
             let mut ops = Vec::new();
+            let before = q.watch(self.max_inflight());
             for (i, (id, _)) in entries.iter().enumerate() {
                 match apply(q, i, now, &mut ops) {
                     Ok(()) => successful.push((*id).to_owned()),
                     Err(err) => failed.push(entry_error(id, &err)),
                 }
             }
-            q.wake();
+            q.wake_after(before, self.max_inflight());
             ((successful, failed), self.inner.store.submit(ops))
         };
         self.commit(commit).await?;

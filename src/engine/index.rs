@@ -3,16 +3,24 @@
 //! A message is in one of three phases. `Ready` messages sit in `ready`, ordered by sequence
 //! number. `Delayed` (never yet visible) and `InFlight` messages sit in `pending`, ordered by
 //! the time they become visible; [`MessageIndex::promote`] moves the due ones to `ready`. The
-//! counters (`delayed`, `inflight`, and each FIFO group's `inflight`) are kept exact so that
-//! GetQueueAttributes never scans. Every field is private: a message enters only through
+//! counters (`delayed`, `inflight`) are kept exact so that GetQueueAttributes never scans. On
+//! FIFO queues the groups and the order they are served in live in `index/groups.rs` (its
+//! comment documents the design), and the scan window in `index/window.rs`; both are updated
+//! in O(log n) per change, so a receive never walks a blocked group. Every field is private: a
+//! message enters only through
 //! [`MessageIndex::insert`], changes phase only through `attach` and `detach`, and leaves only
 //! through [`MessageIndex::remove`] or [`MessageIndex::clear`]. Persisting is the caller's job
 //! (`queue_state.rs`).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+mod groups;
+mod window;
+
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::record::{MessageRecord, StateRecord};
+use groups::Groups;
+use window::Window;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,15 +67,6 @@ impl Msg {
     }
 }
 
-/// The messages of one FIFO message group.
-#[derive(Debug, Default)]
-struct Group {
-    /// Sequence numbers of the group's messages, oldest first.
-    seqs: BTreeSet<u64>,
-    /// How many of them are in flight; the group is blocked while this is above 0 (§6.9).
-    inflight: usize,
-}
-
 /// The messages of one queue and their indexes.
 #[derive(Debug)]
 pub(super) struct MessageIndex {
@@ -87,8 +86,17 @@ pub(super) struct MessageIndex {
     delayed: usize,
     /// Send time of the newest message, to keep sent times monotonic per queue.
     last_sent_ms: u64,
-    /// FIFO only: message groups with at least one message.
-    groups: HashMap<String, Group>,
+    /// The latest time the index was told about (`insert`, `promote`): the moment a delete
+    /// frees a group.
+    clock_ms: u64,
+    /// FIFO only: message groups and the order they are served in (`index/groups.rs`).
+    groups: Groups,
+    /// FIFO only: the messages looked at to find available groups (`index/window.rs`).
+    window: Window,
+    /// Bumped whenever a message may have become receivable, or receivable sooner: a message
+    /// (standard) or a group (FIFO) became receivable, or the earliest pending visibility time
+    /// moved earlier. Parked long polls need waking exactly when this changes.
+    events: u64,
 }
 
 impl MessageIndex {
@@ -103,7 +111,10 @@ impl MessageIndex {
             inflight: 0,
             delayed: 0,
             last_sent_ms: 0,
-            groups: HashMap::new(),
+            clock_ms: 0,
+            groups: Groups::default(),
+            window: Window::default(),
+            events: 0,
         }
     }
 
@@ -117,7 +128,8 @@ impl MessageIndex {
         self.last_sent_ms
     }
 
-    /// Messages that are receivable now.
+    /// Messages that are visible now (on a FIFO queue, not necessarily receivable: a visible
+    /// message behind an invisible head waits).
     pub fn ready_count(&self) -> usize {
         self.ready.len()
     }
@@ -135,6 +147,12 @@ impl MessageIndex {
     /// All messages.
     pub fn len(&self) -> usize {
         self.msgs.len()
+    }
+
+    /// The wake-up counter: it changes whenever a message may have become receivable, or
+    /// receivable sooner (see the field).
+    pub fn events(&self) -> u64 {
+        self.events
     }
 
     /// One message.
@@ -162,8 +180,18 @@ impl MessageIndex {
         self.pending.first().map(|&(at, _)| at)
     }
 
-    /// Adds a message (new or loaded), placing it by its visibility time.
+    /// FIFO: looks for available groups only among the first `size` messages (`None`: all).
+    pub fn set_window(&mut self, size: Option<usize>) {
+        if self.fifo {
+            self.window.resize(size, &self.msgs);
+        }
+    }
+
+    /// Adds a message (new or loaded), placing it by its visibility time. Messages due by
+    /// `now` are promoted first, so that groups they free take their places before this one.
     pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
+        self.promote(now);
+        let before = self.next_visible_at();
         let phase = if state.visible_at_ms <= now {
             Phase::Ready
         } else if state.receive_count == 0 {
@@ -173,21 +201,22 @@ impl MessageIndex {
         };
         self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
         self.next_seq = self.next_seq.max(seq + 1);
-        let m = Msg { rec, state, phase };
-        if self.fifo
-            && let Some(g) = m.group()
-        {
-            self.groups
-                .entry(g.to_owned())
-                .or_default()
-                .seqs
-                .insert(seq);
+        let group = Arc::clone(&rec);
+        self.msgs.insert(seq, Msg { rec, state, phase });
+        if self.fifo {
+            self.window.inserted(seq, &self.msgs);
         }
-        self.msgs.insert(seq, m);
+        if self.fifo
+            && let Some(g) = group.extra().group_id.as_deref()
+        {
+            self.groups.add(g, seq);
+        }
         self.attach(seq, phase);
+        self.note_sooner(before);
     }
 
-    /// Puts a message into the index of its phase (the message must be in `msgs`).
+    /// Puts a message into the index of its phase (the message must be in `msgs`), and
+    /// re-reads its group's availability when it is the group's head.
     fn attach(&mut self, seq: u64, phase: Phase) {
         let Some(m) = self.msgs.get_mut(&seq) else {
             return;
@@ -197,6 +226,9 @@ impl MessageIndex {
         match phase {
             Phase::Ready => {
                 self.ready.insert(seq);
+                if !self.fifo {
+                    self.events += 1;
+                }
             }
             Phase::Delayed => {
                 self.delayed += 1;
@@ -205,14 +237,38 @@ impl MessageIndex {
             Phase::InFlight => {
                 self.inflight += 1;
                 self.pending.insert((at, seq));
-                if let Some(g) = m.group().and_then(|g| self.groups.get_mut(g)) {
-                    g.inflight += 1;
-                }
             }
+        }
+        if self.fifo {
+            // A head that turns visible does so at its visibility time.
+            self.refresh_group(seq, at);
         }
     }
 
-    /// Takes a message out of the index of its phase.
+    /// Bumps `events` when the earliest pending visibility time is earlier than `before` (the
+    /// earliest before a change): parked polls must shorten their sleep.
+    fn note_sooner(&mut self, before: Option<u64>) {
+        if let Some(first) = self.next_visible_at()
+            && before.is_none_or(|b| first < b)
+        {
+            self.events += 1;
+        }
+    }
+
+    /// Re-reads the availability of the group of message `seq` if `seq` is its head; a group
+    /// that becomes available takes its place as of `since`.
+    fn refresh_group(&mut self, seq: u64, since: u64) {
+        let msgs = &self.msgs;
+        let Some(g) = msgs.get(&seq).and_then(Msg::group) else {
+            return;
+        };
+        if self.groups.is_head(g, seq) && self.groups.refresh(g, since, |s| visible(msgs, s)) {
+            self.events += 1;
+        }
+    }
+
+    /// Takes a message out of the index of its phase. Always followed by `attach` or a removal,
+    /// which re-read the group.
     fn detach(&mut self, seq: u64) {
         let Some(m) = self.msgs.get(&seq) else {
             return;
@@ -229,23 +285,25 @@ impl MessageIndex {
             Phase::InFlight => {
                 self.inflight -= 1;
                 self.pending.remove(&(at, seq));
-                if let Some(g) = m.group().and_then(|g| self.groups.get_mut(g)) {
-                    g.inflight -= 1;
-                }
             }
         }
     }
 
-    /// Removes a message from every index.
+    /// Removes a message from every index. A group whose head this was is re-read: if a
+    /// visible message is its head now, it goes to the back of the order (§6.9).
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(&seq)?;
-        if let Some(g) = m.group()
-            && let Some(group) = self.groups.get_mut(g)
+        if self.fifo {
+            self.window.removed(seq, &self.msgs);
+        }
+        if self.fifo
+            && let Some(g) = m.group()
+            && self.groups.remove(g, seq)
         {
-            group.seqs.remove(&seq);
-            if group.seqs.is_empty() {
-                self.groups.remove(g);
+            let msgs = &self.msgs;
+            if self.groups.refresh(g, self.clock_ms, |s| visible(msgs, s)) {
+                self.events += 1;
             }
         }
         Some(m)
@@ -255,6 +313,7 @@ impl MessageIndex {
     pub fn clear(&mut self) {
         self.msgs.clear();
         self.groups.clear();
+        self.window.clear();
         self.ready.clear();
         self.pending.clear();
         self.inflight = 0;
@@ -272,17 +331,21 @@ impl MessageIndex {
         if !self.msgs.contains_key(&seq) {
             return None;
         }
+        let before = self.next_visible_at();
         self.detach(seq);
         if let Some(m) = self.msgs.get_mut(&seq) {
             m.state.visible_at_ms = visible_at;
             change(&mut m.state);
         }
         self.attach(seq, Phase::InFlight);
+        self.note_sooner(before);
         self.msgs.get(&seq)
     }
 
     /// Re-places every never-received message at its send time plus `delay_ms`.
     pub fn redelay(&mut self, delay_ms: u64, now: u64) {
+        self.clock_ms = self.clock_ms.max(now);
+        let before = self.next_visible_at();
         let waiting: Vec<u64> = self
             .msgs
             .iter()
@@ -302,10 +365,12 @@ impl MessageIndex {
             };
             self.attach(seq, phase);
         }
+        self.note_sooner(before);
     }
 
     /// Moves every delayed or in-flight message whose time has come to `ready`.
     pub fn promote(&mut self, now: u64) {
+        self.clock_ms = self.clock_ms.max(now);
         while let Some(&(at, seq)) = self.pending.first() {
             if at > now {
                 break;
@@ -315,10 +380,23 @@ impl MessageIndex {
         }
     }
 
-    /// Up to `max` receivable messages. Without groups: the oldest ready ones. With groups
-    /// (FIFO): group by group, the oldest receivable group first, all of its receivable
-    /// messages in order, then the next; groups with a message in flight are skipped, including
-    /// their messages not yet received (§6.9, G-27).
+    /// Makes the given messages visible, in this order, if their time has come (a receive
+    /// with VisibilityTimeout=0 hands messages out visible: their groups go to the back of
+    /// the order in the order they were served).
+    pub fn reveal(&mut self, seqs: &[u64], now: u64) {
+        self.clock_ms = self.clock_ms.max(now);
+        for &seq in seqs {
+            if self
+                .msgs
+                .get(&seq)
+                .is_some_and(|m| m.phase != Phase::Ready && m.state.visible_at_ms <= now)
+            {
+                self.detach(seq);
+                self.attach(seq, Phase::Ready);
+            }
+        }
+    }
+
     /// Up to `max` receivable messages of a standard queue, chosen uniformly at random
     /// (reservoir sampling over the ready set, seeded by `seed`), in random order.
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
@@ -335,93 +413,22 @@ impl MessageIndex {
         out
     }
 
+    /// Up to `max` receivable messages. Without groups: the oldest ready ones. With groups
+    /// (FIFO): the available groups in the order they became available, from each the run of
+    /// visible messages starting at its head, within the scan window (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
             return self.ready.iter().take(max).copied().collect();
         }
-        let mut out = Vec::new();
-        let mut done: HashSet<&str> = HashSet::new();
-        for seq in &self.ready {
-            if out.len() >= max {
-                break;
-            }
-            let Some(g) = self.msgs.get(seq).and_then(Msg::group) else {
-                continue;
-            };
-            if !done.insert(g) {
-                continue;
-            }
-            let Some(group) = self.groups.get(g) else {
-                continue;
-            };
-            if group.inflight > 0 {
-                continue;
-            }
-            for s in &group.seqs {
-                if out.len() >= max || self.msgs.get(s).is_none_or(|m| m.phase != Phase::Ready) {
-                    break;
-                }
-                out.push(*s);
-            }
-        }
-        out
+        self.groups
+            .pick(max, |s| visible(&self.msgs, s), |s| self.window.contains(s))
     }
+}
+
+/// Whether message `seq` is visible now.
+fn visible(msgs: &BTreeMap<u64, Msg>, seq: u64) -> bool {
+    msgs.get(&seq).is_some_and(|m| m.phase == Phase::Ready)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn rec(group: Option<&str>) -> Arc<MessageRecord> {
-        let mut r = MessageRecord {
-            id: uuid::Uuid::nil(),
-            body: "b".into(),
-            sent_ms: 0,
-            delay_s: 0,
-            md5_of_body: [0; 16],
-            extra: None,
-        };
-        r.extra_mut().group_id = group.map(str::to_owned);
-        r.compact();
-        Arc::new(r)
-    }
-
-    fn counts(ix: &MessageIndex) -> (usize, usize, usize) {
-        (ix.ready_count(), ix.delayed_count(), ix.inflight_count())
-    }
-
-    #[test]
-    fn phases_and_counters() {
-        let mut ix = MessageIndex::new(false);
-        ix.insert(1, rec(None), StateRecord::default(), 0);
-        let delayed = StateRecord {
-            visible_at_ms: 500,
-            ..Default::default()
-        };
-        ix.insert(2, rec(None), delayed, 0);
-        assert_eq!(counts(&ix), (1, 1, 0));
-        assert!(ix.hide(1, 1000, |_| {}).is_some());
-        assert_eq!(counts(&ix), (0, 1, 1));
-        ix.promote(600);
-        assert_eq!(counts(&ix), (1, 0, 1));
-        ix.promote(1000);
-        assert_eq!(counts(&ix), (2, 0, 0));
-        assert!(ix.remove(1).is_some());
-        assert!(ix.remove(1).is_none());
-        assert_eq!((ix.ready_count(), ix.next_seq()), (1, 3));
-    }
-
-    #[test]
-    fn fifo_groups_block_while_in_flight() {
-        let mut ix = MessageIndex::new(true);
-        for (seq, g) in [(1, "a"), (2, "a"), (3, "b")] {
-            ix.insert(seq, rec(Some(g)), StateRecord::default(), 0);
-        }
-        assert_eq!(ix.pick(10), vec![1, 2, 3]);
-        assert_eq!(ix.pick(1), vec![1]);
-        ix.hide(1, 1000, |_| {});
-        assert_eq!(ix.pick(10), vec![3]);
-        ix.remove(1);
-        assert_eq!(ix.pick(10), vec![2, 3]);
-    }
-}
+mod tests;

@@ -1,6 +1,9 @@
-//! Engine layer: single-message actions (send, receive one batch, delete, change visibility).
+//! Engine layer: single-message actions (send, delete, change visibility) and the rendering of
+//! received messages.
 //!
-//! Rules from docs/protocol.md §6.3–§6.8. Long-poll waiting lives in `poll.rs`.
+//! Rules from docs/protocol.md §6.3–§6.8. ReceiveMessage and long polling live in `poll.rs`.
+//! Each change wakes parked long polls only when it may have made a message receivable
+//! ([`Queue::wake_after`]).
 
 use super::Engine;
 use super::fifo;
@@ -8,8 +11,6 @@ use super::index::{Msg, Phase};
 use super::queue_state::Queue;
 use super::receipt::{Receipt, fingerprint};
 use super::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
-use super::redrive;
-use super::registry::Registry;
 use super::store::Op;
 use crate::command::checksum::{hex, md5, md5_of_attributes, md5_of_map};
 use crate::command::validate;
@@ -35,16 +36,6 @@ const SYSTEM_ATTRIBUTES: &[&str] = &[
     "DeadLetterQueueSourceArn",
 ];
 
-/// Validated per-receive options.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct ReceiveOptions {
-    pub max: usize,
-    pub visibility_s: Option<u64>,
-    /// Standard queues only: pick receivable messages at random, from this seed (fault
-    /// injection).
-    pub random_order: Option<u64>,
-}
-
 impl Engine {
     pub(super) async fn send_message(
         &self,
@@ -56,8 +47,9 @@ impl Engine {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(2);
+            let before = q.watch(self.max_inflight());
             let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
-            q.wake();
+            q.wake_after(before, self.max_inflight());
             (result, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
@@ -152,118 +144,28 @@ impl Engine {
         Ok(result)
     }
 
-    /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
-    /// receivable messages of queue `id`. A message whose receive would pass the queue's
-    /// maxReceiveCount is moved to the dead-letter queue instead (§6.10).
-    pub(super) fn try_receive(
-        &self,
-        reg: &mut Registry,
-        id: u64,
-        c: &ReceiveMessage,
-        opts: ReceiveOptions,
-        now: u64,
-        ops: &mut Vec<Op>,
-    ) -> SqsResult<Vec<Message>> {
-        // (maxReceiveCount, dead-letter queue id), when the queue has a usable one.
-        let dlq = reg
-            .get(id)
-            .and_then(|q| q.attributes().redrive_policy.as_ref())
-            .and_then(|p| {
-                let dlq = self.queue_by_arn(reg, &p.dead_letter_target_arn)?;
-                Some((p.max_receive_count, dlq))
-            })
-            .filter(|&(_, d)| d != id);
-        let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
-        q.expire(now, ops);
-        q.promote(now);
-        let visibility_s = opts
-            .visibility_s
-            .unwrap_or_else(|| u64::from(q.attributes().visibility_timeout));
-        let visibility_ms = visibility_s * 1000;
-        if q.is_fifo() {
-            let queue_id = q.id();
-            q.fifo_state().prune(queue_id, now, ops);
-            if let Some(id) = &c.receive_request_attempt_id
-                && let Some(messages) = q.retry(id, now)
-            {
-                return Ok(messages);
-            }
-        }
-        let mut out = Vec::new();
-        let mut handed_out = Vec::new();
-        let mut moved = Vec::new();
-        while out.len() < opts.max {
-            let want = opts.max - out.len();
-            let picks = match opts.random_order {
-                Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
-                _ => q.messages().pick(want),
-            };
-            if picks.is_empty() {
-                break;
-            }
-            let mut any_moved = false;
-            for seq in picks {
-                if let Some((max, _)) = dlq
-                    && q.messages()
-                        .get(seq)
-                        .is_some_and(|m| m.state().receive_count >= max)
-                    && let Some(m) = q.delete(seq, ops)
-                {
-                    moved.push(m);
-                    any_moved = true;
-                    continue;
-                }
-                let nonce = self.inner.ids.next_u64() | 1;
-                let queue_id = q.id();
-                let Some(m) = q.receive(seq, now + visibility_ms, nonce, now, ops) else {
-                    continue;
-                };
-                let handle = Receipt {
-                    queue_id,
-                    seq,
-                    nonce,
-                    message: fingerprint(m.record().id.as_bytes()),
-                }
-                .encode(self.inner.ids.next_u64());
-                out.push(render(m, handle, c, &self.inner.cfg.account_id));
-                handed_out.push((seq, nonce));
-            }
-            if !any_moved {
-                break;
-            }
-        }
-        if q.is_fifo()
-            && let Some(id) = &c.receive_request_attempt_id
-            && !out.is_empty()
-        {
-            q.fifo_state().remember_attempt(id, now, handed_out, &out);
-        }
-        self.inner.metrics.received.inc_by(out.len() as u64);
-        if let Some((_, dlq_id)) = dlq
-            && !moved.is_empty()
-        {
-            self.inner.metrics.dlq_moved.inc_by(moved.len() as u64);
-            let source_arn = q.arn();
-            if let Some(d) = reg.get_mut(dlq_id) {
-                redrive::arrive(d, moved, &source_arn, now, ops);
-            }
-        }
-        Ok(out)
-    }
-
     pub(super) async fn delete_message(&self, c: &DeleteMessage) -> SqsResult<()> {
         let commit = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
             let mut ops = Vec::with_capacity(1);
+            let before = q.watch(self.max_inflight());
             self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
+            // A delete that frees a FIFO group, or room under the in-flight limit, wakes polls.
+            q.wake_after(before, self.max_inflight());
             self.inner.store.submit(ops)
         };
         self.commit(commit).await
     }
 
+    /// The in-flight limit per queue (§6.8); `None` when lifted.
+    pub(super) fn max_inflight(&self) -> Option<usize> {
+        self.inner.cfg.max_inflight
+    }
+
     /// Deletes the message a receipt handle points at. Standard queues accept stale handles
-    /// and repeated deletes (§6.8).
+    /// and repeated deletes; FIFO queues refuse a handle whose visibility has run out, even
+    /// when nobody has received the message since (§6.8).
     pub(super) fn delete_one(
         &self,
         q: &mut Queue,
@@ -288,8 +190,9 @@ impl Engine {
         let commit = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let before = q.watch(self.max_inflight());
             let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
-            q.wake();
+            q.wake_after(before, self.max_inflight());
             self.inner.store.submit(vec![op])
         };
         self.commit(commit).await
@@ -423,46 +326,6 @@ pub(super) fn change_visibility(
     }
     q.change_visibility(r.seq, now + timeout_ms, now)
         .ok_or_else(not_available)
-}
-
-/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7); `wait` falls back to the
-/// queue's ReceiveMessageWaitTimeSeconds.
-pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
-    let max = c.max_number_of_messages.unwrap_or(1);
-    if !(1..=10).contains(&max) {
-        return Err(SqsError::invalid_param(
-            &max.to_string(),
-            "MaxNumberOfMessages",
-            "Must be between 1 and 10, if provided.",
-        ));
-    }
-    if let Some(w) = c.wait_time_seconds
-        && !(0..=20).contains(&w)
-    {
-        return Err(SqsError::invalid_param(
-            &w.to_string(),
-            "WaitTimeSeconds",
-            "Must be >= 0 and <= 20, if provided.",
-        ));
-    }
-    if let Some(v) = c.visibility_timeout
-        && !(0..=MAX_VISIBILITY_S).contains(&v)
-    {
-        // [E] wording.
-        return Err(SqsError::invalid_param(
-            &v.to_string(),
-            "VisibilityTimeout",
-            "Must be >= 0 and <= 43200, if provided.",
-        ));
-    }
-    if let Some(id) = &c.receive_request_attempt_id {
-        validate::fifo_param(id, "ReceiveRequestAttemptId")?;
-    }
-    Ok(ReceiveOptions {
-        max: usize::try_from(max).unwrap_or(1),
-        visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
-        random_order: None,
-    })
 }
 
 /// Builds the returned message: system attributes and user attributes filtered as requested,

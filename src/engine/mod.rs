@@ -64,6 +64,11 @@ pub struct EngineOptions {
     pub enforce_cooloffs: bool,
     /// For tests: a switch that makes the data file's writes fail as on a full disk.
     pub disk_faults: Option<Arc<DiskFaults>>,
+    /// Most messages in flight per queue, AWS's 120,000 by default (docs/protocol.md §6.8):
+    /// past it a short-poll receive on a standard queue fails with OverLimit and a FIFO receive
+    /// returns nothing more; FIFO receives also look for available groups only among a queue's
+    /// first this-many messages (§6.9). `None` lifts both.
+    pub max_inflight: Option<usize>,
 }
 
 impl Default for EngineOptions {
@@ -75,6 +80,7 @@ impl Default for EngineOptions {
             cache_bytes: 16 << 20,
             enforce_cooloffs: false,
             disk_faults: None,
+            max_inflight: Some(120_000),
         }
     }
 }

@@ -1,9 +1,15 @@
-//! Engine layer: ReceiveMessage with long polling that wakes, never polls.
+//! Engine layer: ReceiveMessage: one receive under the lock, and long polling that wakes,
+//! never polls (docs/protocol.md §6.7–§6.10).
 //!
 //! A receiver registers with the queue's `Notify` *while it still holds the engine lock*, right
-//! after finding nothing to receive, so a send that lands after the look still wakes it. It then
-//! sleeps until the earlier of its deadline and the moment the next delayed or in-flight message
-//! becomes visible. Sends, visibility changes, redrives and deletes of the queue notify it.
+//! after finding nothing to receive, so a change that lands after the look still wakes it. It
+//! then sleeps until the earlier of its deadline and the moment the next delayed or in-flight
+//! message becomes visible (visibility and delay expiry need no other wake-up). Every change
+//! that may make a message receivable, or receivable sooner, notifies the queue: sends, deletes
+//! that free a FIFO group or room under the in-flight limit, visibility changes, receives with a
+//! short VisibilityTimeout, moves to a dead-letter queue or by a move task, attribute changes,
+//! and a controlled clock moving (`Engine::wake_all`). A change that makes nothing receivable,
+//! such as a send to a FIFO group whose head is in flight, wakes no one (`Queue::wake_after`).
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -11,10 +17,31 @@ use std::time::Duration;
 use tokio::sync::futures::OwnedNotified;
 
 use super::Engine;
-use super::message::receive_options;
-use super::store::Commit;
+use super::message::{MAX_VISIBILITY_S, render};
+use super::receipt::{Receipt, fingerprint};
+use super::redrive;
+use super::registry::Registry;
+use super::store::{Commit, Op};
+use crate::command::validate;
 use crate::command::{Message, ReceiveMessage, ReceiveMessageResult};
-use crate::error::{SqsError, SqsResult};
+use crate::error::{ErrorCode, SqsError, SqsResult};
+
+/// AWS's OverLimit text for a receive past the in-flight limit [V, old: raw AWS XML of 2014 in
+/// Cbsoftware/pressureNET-server #74, line break included] (§5.5, §6.8).
+pub(super) const TOO_MANY_IN_FLIGHT: &str = "Too many messages have been received without being deleted.\nPlease delete your received messages or let them timeout before receiving more.";
+
+/// Validated per-receive options.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ReceiveOptions {
+    pub max: usize,
+    pub visibility_s: Option<u64>,
+    /// Standard queues only: pick receivable messages at random, from this seed (fault
+    /// injection).
+    pub random_order: Option<u64>,
+    /// The receive does not wait (WaitTimeSeconds, or the queue's default, is 0): only then
+    /// does a standard queue at its in-flight limit answer OverLimit (§6.8).
+    pub short_poll: bool,
+}
 
 enum Step {
     Done(Vec<Message>, Commit),
@@ -40,13 +67,17 @@ impl Engine {
                     Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),
                     Err(e) => return Err(e),
                 };
-                let wait_default = reg.get(id).map_or(0, |q| {
-                    u64::from(q.attributes().receive_message_wait_time_seconds)
-                });
-                let deadline = *deadline.get_or_insert_with(|| {
-                    let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
-                    now + wait_s * 1000
-                });
+                let deadline = match deadline {
+                    Some(d) => d,
+                    None => {
+                        let wait_default = reg.get(id).map_or(0, |q| {
+                            u64::from(q.attributes().receive_message_wait_time_seconds)
+                        });
+                        let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
+                        opts.short_poll = wait_s == 0;
+                        *deadline.insert(now + wait_s * 1000)
+                    }
+                };
                 let mut ops = Vec::new();
                 let messages = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
                 let commit = self.inner.store.submit(ops);
@@ -80,4 +111,164 @@ impl Engine {
             }
         }
     }
+
+    /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
+    /// receivable messages of queue `id`, within the in-flight limit (§6.8). A message whose
+    /// receive would pass the queue's maxReceiveCount is moved to the dead-letter queue instead
+    /// (§6.10).
+    pub(super) fn try_receive(
+        &self,
+        reg: &mut Registry,
+        id: u64,
+        c: &ReceiveMessage,
+        opts: ReceiveOptions,
+        now: u64,
+        ops: &mut Vec<Op>,
+    ) -> SqsResult<Vec<Message>> {
+        // (maxReceiveCount, dead-letter queue id), when the queue has a usable one.
+        let dlq = reg
+            .get(id)
+            .and_then(|q| q.attributes().redrive_policy.as_ref())
+            .and_then(|p| {
+                let dlq = self.queue_by_arn(reg, &p.dead_letter_target_arn)?;
+                Some((p.max_receive_count, dlq))
+            })
+            .filter(|&(_, d)| d != id);
+        let limit = self.max_inflight();
+        let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
+        q.expire(now, ops);
+        q.promote(now);
+        let before = q.watch(limit);
+        let visibility_s = opts
+            .visibility_s
+            .unwrap_or_else(|| u64::from(q.attributes().visibility_timeout));
+        let visibility_ms = visibility_s * 1000;
+        if q.is_fifo() {
+            let queue_id = q.id();
+            q.fifo_state().prune(queue_id, now, ops);
+            if let Some(id) = &c.receive_request_attempt_id
+                && let Some(messages) = q.retry(id, now)
+            {
+                return Ok(messages);
+            }
+            q.set_window(limit);
+        }
+        // At the in-flight limit a standard queue's short poll fails; anything else just
+        // receives nothing more (§6.8).
+        let room = limit.map_or(usize::MAX, |l| {
+            l.saturating_sub(q.messages().inflight_count())
+        });
+        if room == 0 && !q.is_fifo() && opts.short_poll {
+            return Err(SqsError::new(ErrorCode::OverLimit, TOO_MANY_IN_FLIGHT));
+        }
+        let max = opts.max.min(room);
+        let mut out = Vec::new();
+        let mut handed_out = Vec::new();
+        let mut moved = Vec::new();
+        while out.len() < max {
+            let want = max - out.len();
+            let picks = match opts.random_order {
+                Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
+                _ => q.messages().pick(want),
+            };
+            if picks.is_empty() {
+                break;
+            }
+            let mut any_moved = false;
+            for seq in picks {
+                if let Some((max, _)) = dlq
+                    && q.messages()
+                        .get(seq)
+                        .is_some_and(|m| m.state().receive_count >= max)
+                    && let Some(m) = q.delete(seq, ops)
+                {
+                    moved.push(m);
+                    any_moved = true;
+                    continue;
+                }
+                let nonce = self.inner.ids.next_u64() | 1;
+                let queue_id = q.id();
+                let Some(m) = q.receive(seq, now + visibility_ms, nonce, now, ops) else {
+                    continue;
+                };
+                let handle = Receipt {
+                    queue_id,
+                    seq,
+                    nonce,
+                    message: fingerprint(m.record().id.as_bytes()),
+                }
+                .encode(self.inner.ids.next_u64());
+                out.push(render(m, handle, c, &self.inner.cfg.account_id));
+                handed_out.push((seq, nonce));
+            }
+            if !any_moved {
+                break;
+            }
+        }
+        if visibility_ms == 0 {
+            // Handed out visible: FIFO groups go to the back in the order they were served.
+            let seqs: Vec<u64> = handed_out.iter().map(|&(seq, _)| seq).collect();
+            q.reveal(&seqs, now);
+        }
+        if q.is_fifo()
+            && let Some(id) = &c.receive_request_attempt_id
+            && !out.is_empty()
+        {
+            q.fifo_state().remember_attempt(id, now, handed_out, &out);
+        }
+        // Messages visible again at once, a group freed by a move to the dead-letter queue, or
+        // an earlier visibility time: other parked polls look again.
+        q.wake_after(before, limit);
+        self.inner.metrics.received.inc_by(out.len() as u64);
+        if let Some((_, dlq_id)) = dlq
+            && !moved.is_empty()
+        {
+            self.inner.metrics.dlq_moved.inc_by(moved.len() as u64);
+            let source_arn = q.arn();
+            if let Some(d) = reg.get_mut(dlq_id) {
+                redrive::arrive(d, moved, &source_arn, now, ops);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7).
+pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
+    let max = c.max_number_of_messages.unwrap_or(1);
+    if !(1..=10).contains(&max) {
+        return Err(SqsError::invalid_param(
+            &max.to_string(),
+            "MaxNumberOfMessages",
+            "Must be between 1 and 10, if provided.",
+        ));
+    }
+    if let Some(w) = c.wait_time_seconds
+        && !(0..=20).contains(&w)
+    {
+        return Err(SqsError::invalid_param(
+            &w.to_string(),
+            "WaitTimeSeconds",
+            "Must be >= 0 and <= 20, if provided.",
+        ));
+    }
+    if let Some(v) = c.visibility_timeout
+        && !(0..=MAX_VISIBILITY_S).contains(&v)
+    {
+        // [E] wording.
+        return Err(SqsError::invalid_param(
+            &v.to_string(),
+            "VisibilityTimeout",
+            "Must be >= 0 and <= 43200, if provided.",
+        ));
+    }
+    if let Some(id) = &c.receive_request_attempt_id {
+        validate::fifo_param(id, "ReceiveRequestAttemptId")?;
+    }
+    Ok(ReceiveOptions {
+        max: usize::try_from(max).unwrap_or(1),
+        visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
+        random_order: None,
+        short_poll: true,
+    })
 }

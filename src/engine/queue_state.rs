@@ -18,6 +18,14 @@ use super::store::Op;
 use crate::command::Message;
 use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
 
+/// What parked long polls depend on, noted before a change ([`Queue::watch`]) and compared
+/// after it ([`Queue::wake_after`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Watch {
+    events: u64,
+    full: bool,
+}
+
 /// One queue with its messages and indexes.
 #[derive(Debug)]
 pub(super) struct Queue {
@@ -190,6 +198,28 @@ impl Queue {
         self.notify.notify_waiters();
     }
 
+    /// Whether the queue has `max_inflight` messages in flight (`None`: no limit), §6.8.
+    pub fn full(&self, max_inflight: Option<usize>) -> bool {
+        max_inflight.is_some_and(|l| self.messages.inflight_count() >= l)
+    }
+
+    /// Notes, before a change, what parked long polls depend on.
+    pub fn watch(&self, max_inflight: Option<usize>) -> Watch {
+        Watch {
+            events: self.messages.events(),
+            full: self.full(max_inflight),
+        }
+    }
+
+    /// Wakes parked long polls when, since `before`, a message may have become receivable (or
+    /// receivable sooner), or the queue dropped below its in-flight limit. A change that makes
+    /// nothing receivable, such as a send to a FIFO group whose head is in flight, wakes no one.
+    pub fn wake_after(&self, before: Watch, max_inflight: Option<usize>) {
+        if self.messages.events() != before.events || (before.full && !self.full(max_inflight)) {
+            self.wake();
+        }
+    }
+
     /// Whether a FIFO queue derives deduplication ids from bodies.
     pub fn content_based(&self) -> bool {
         self.attributes
@@ -316,14 +346,30 @@ impl Queue {
         self.messages.promote(now);
     }
 
-    /// Drops messages older than the retention period, in flight or not (§6.15).
+    /// Makes messages just handed out with VisibilityTimeout=0 visible again, in this order.
+    pub fn reveal(&mut self, seqs: &[u64], now: u64) {
+        self.messages.reveal(seqs, now);
+    }
+
+    /// FIFO: looks for available groups only among the first `size` messages (§6.9).
+    pub fn set_window(&mut self, size: Option<usize>) {
+        self.messages.set_window(size);
+    }
+
+    /// Drops messages older than the retention period, in flight or not (§6.15). Dropping a
+    /// FIFO group's in-flight head can free the group, so parked polls are woken then.
     pub fn expire(&mut self, now: u64, ops: &mut Vec<Op>) {
         let keep_ms = u64::from(self.attributes.message_retention_period) * 1000;
+        self.messages.promote(now);
+        let events = self.messages.events();
         while let Some((seq, m)) = self.messages.first() {
             if m.record().sent_ms + keep_ms > now {
                 break;
             }
             self.delete(seq, ops);
+        }
+        if self.messages.events() != events {
+            self.wake();
         }
     }
 

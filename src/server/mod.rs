@@ -123,6 +123,8 @@ impl Default for ServerOptions {
 pub struct Server {
     options: ServerOptions,
     disk_faults: Option<Arc<crate::engine::DiskFaults>>,
+    /// Most messages in flight per queue ([`EngineOptions::max_inflight`]).
+    max_inflight: Option<usize>,
     faults: Vec<faults::FaultRule>,
     push: Vec<push::PushTarget>,
     clock: Arc<dyn Clock>,
@@ -153,6 +155,7 @@ impl Server {
         Self {
             options,
             disk_faults: None,
+            max_inflight: EngineOptions::default().max_inflight,
             faults: Vec::new(),
             push: Vec::new(),
             clock: Arc::new(SystemClock),
@@ -185,6 +188,14 @@ impl Server {
     #[must_use]
     pub fn enforce_cooloffs(mut self, on: bool) -> Self {
         self.options.enforce_cooloffs = on;
+        self
+    }
+
+    /// Allows at most this many messages in flight per queue, AWS's 120,000 by default
+    /// (`None`: no limit).
+    #[must_use]
+    pub fn max_inflight(mut self, limit: Option<usize>) -> Self {
+        self.max_inflight = limit;
         self
     }
 
@@ -261,6 +272,7 @@ impl Server {
                 data_dir: self.options.data_dir.clone(),
                 enforce_cooloffs: self.options.enforce_cooloffs,
                 disk_faults: self.disk_faults,
+                max_inflight: self.max_inflight,
                 ..EngineOptions::default()
             },
             Arc::clone(&clock) as Arc<dyn Clock>,

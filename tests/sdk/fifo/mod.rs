@@ -1,7 +1,8 @@
 //! FIFO queues through aws-sdk-sqs (GitHub issue #4), and the helpers their tests share:
 //! creation rules and required ids (`creation`), deduplication (`dedup`), sequence numbers,
 //! group ordering and locking, receive-attempt retries and receipt-handle expiry (`ordering`),
-//! and many concurrent consumers (`concurrency`).
+//! the order groups are served in and what makes a group available (`scheduling`), and many
+//! concurrent consumers (`concurrency`).
 //!
 //! Time is a [`ManualClock`](localsqs::engine::ManualClock); nothing sleeps for seconds.
 //! Expected texts come from docs/protocol.md (§5.5, §6.6–§6.9, §4).
@@ -10,6 +11,7 @@ mod concurrency;
 mod creation;
 mod dedup;
 mod ordering;
+mod scheduling;
 
 use aws_sdk_sqs::operation::send_message::SendMessageOutput;
 use aws_sdk_sqs::types::{
