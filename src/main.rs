@@ -94,6 +94,10 @@ struct Flags {
         value_delimiter = ','
     )]
     credentials: Vec<String>,
+    /// Most messages in flight per queue (AWS's 120,000): past it a standard queue's short
+    /// poll fails with OverLimit and a FIFO receive returns nothing more. 0 lifts the limit.
+    #[arg(long, env = "LOCALSQS_MAX_INFLIGHT", default_value_t = 120_000)]
+    max_inflight: usize,
     /// Log lines as text (coloured only on a terminal) or as one JSON object per line.
     #[arg(long, global = true, env = "LOCALSQS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -204,15 +208,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(options))
+    runtime.block_on(run(options, (f.max_inflight > 0).then_some(f.max_inflight)))
 }
 
-async fn run(options: ServerOptions) -> ExitCode {
+async fn run(options: ServerOptions, max_inflight: Option<usize>) -> ExitCode {
     let mode = options.data_dir.as_ref().map_or_else(
         || "in memory".to_owned(),
         |d| format!("durable in {}", d.display()),
     );
-    let server = match localsqs::Server::with_options(options).start().await {
+    let server = match localsqs::Server::with_options(options).max_inflight(max_inflight).start().await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("localsqs: {e}");
