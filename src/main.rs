@@ -216,7 +216,11 @@ async fn run(options: ServerOptions, max_inflight: Option<usize>) -> ExitCode {
         || "in memory".to_owned(),
         |d| format!("durable in {}", d.display()),
     );
-    let server = match localsqs::Server::with_options(options).max_inflight(max_inflight).start().await {
+    let server = match localsqs::Server::with_options(options)
+        .max_inflight(max_inflight)
+        .start()
+        .await
+    {
         Ok(s) => s,
         Err(e) => {
             eprintln!("localsqs: {e}");

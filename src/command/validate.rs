@@ -114,6 +114,21 @@ pub fn attribute(name: &str, value: &MessageAttributeValue) -> SqsResult<()> {
             "The message attribute '{name}' must contain non-empty message attribute type."
         )));
     }
+    if value.data_type.chars().any(char::is_control) || !allowed_text(&value.data_type) {
+        // A type label is echoed back in every receive; a control character in it would
+        // reach clients that cannot carry it (Query XML). [E] wording.
+        return Err(SqsError::invalid_value(format!(
+            "The type of message (user) attribute '{name}' contains invalid characters."
+        )));
+    }
+    // The reserved list members (§6.4) are kept and echoed like the scalar ones, so they are
+    // held to the same character rule.
+    if value.string_list_values.iter().any(|s| !allowed_text(s)) {
+        // [E] wording.
+        return Err(SqsError::invalid_value(format!(
+            "Message (user) attribute '{name}' contains invalid characters."
+        )));
+    }
     let Some(base) = base_type(&value.data_type) else {
         // [E] moto 5's text; its code (MessageAttributesInvalid) is no SQS code, so the
         // model's InvalidParameterValue stays.
@@ -180,6 +195,17 @@ pub fn system_attributes(attrs: &MessageAttributes) -> SqsResult<()> {
                 "Message system attribute '{name}' must contain a non-empty value of type 'String'."
             )));
         }
+        // An X-Ray trace header is printable ASCII (`Root=…;Parent=…;Sampled=1`).
+        if value
+            .string_value
+            .as_deref()
+            .is_some_and(|v| v.chars().any(|c| c.is_control()))
+        {
+            // [E] wording.
+            return Err(SqsError::invalid_value(format!(
+                "Message system attribute '{name}' contains invalid characters."
+            )));
+        }
     }
     Ok(())
 }
@@ -196,6 +222,8 @@ pub fn message_size(body: &str, attrs: &MessageAttributes) -> usize {
                     + v.data_type.len()
                     + v.string_value.as_ref().map_or(0, String::len)
                     + v.binary_value.as_ref().map_or(0, Vec::len)
+                    + v.string_list_values.iter().map(String::len).sum::<usize>()
+                    + v.binary_list_values.iter().map(Vec::len).sum::<usize>()
             })
             .sum::<usize>()
 }

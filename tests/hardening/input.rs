@@ -125,3 +125,70 @@ async fn size_limits_count_decoded_bytes_not_encoded_ones() {
     );
     server.shutdown().await;
 }
+
+/// Characters XML cannot carry were accepted in a DataType, an AWSTraceHeader and list values,
+/// and then wedged every Query consumer of the queue; list values also escaped the size limit.
+#[tokio::test]
+async fn control_characters_and_oversized_list_values_are_refused() {
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let addr = server.local_addr();
+    let json = |target: &'static str, body: String| async move {
+        exchange(
+            addr,
+            "POST",
+            "/",
+            &[
+                ("Content-Type", "application/x-amz-json-1.0"),
+                ("X-Amz-Target", &format!("AmazonSQS.{target}")),
+            ],
+            &body,
+        )
+        .await
+        .expect("answered")
+    };
+    let created = json(
+        "CreateQueue",
+        r#"{"QueueName":"small","Attributes":{"MaximumMessageSize":"1024"}}"#.to_owned(),
+    )
+    .await;
+    assert_eq!(created.status, 200, "{}", created.body);
+    let url = format!("http://{addr}/000000000000/small");
+    let cases = [
+        (
+            "a control character in a DataType",
+            r#""MessageAttributes":{"a":{"DataType":"String.\u0001","StringValue":"x"}}"#.to_owned(),
+        ),
+        (
+            "a control character in AWSTraceHeader",
+            r#""MessageSystemAttributes":{"AWSTraceHeader":{"DataType":"String","StringValue":"Root=\u0001"}}"#
+                .to_owned(),
+        ),
+        (
+            "a control character in a list value",
+            r#""MessageAttributes":{"a":{"DataType":"String","StringValue":"x","StringListValues":["\u0001"]}}"#
+                .to_owned(),
+        ),
+        (
+            "list values past MaximumMessageSize",
+            format!(
+                r#""MessageAttributes":{{"a":{{"DataType":"String","StringValue":"x","StringListValues":["{}"]}}}}"#,
+                "y".repeat(100 * 1024)
+            ),
+        ),
+    ];
+    for (what, extra) in cases {
+        let sent = json(
+            "SendMessage",
+            format!(r#"{{"QueueUrl":"{url}","MessageBody":"m",{extra}}}"#),
+        )
+        .await;
+        assert_eq!(sent.status, 400, "{what}: {}", sent.body);
+    }
+    let counts = server.engine().queue_counts();
+    assert_eq!(
+        counts.iter().map(|c| c.visible).sum::<usize>(),
+        0,
+        "nothing was stored"
+    );
+    server.shutdown().await;
+}
