@@ -95,11 +95,15 @@ pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
             return;
         }
         let failed = result.as_ref().err().cloned();
+        // Record the failure before anyone hears of it, so that a client told of the failed
+        // commit already finds the store unavailable.
+        if let Some(reason) = &failed {
+            ctx.health.set(Some(reason.clone()));
+        }
         for job in jobs {
             let _ = job.ack.send(result.clone());
         }
-        if let Some(reason) = failed {
-            ctx.health.set(Some(reason));
+        if failed.is_some() {
             drop(db);
             match recover(rx, ctx) {
                 Some(reopened) => db = reopened,
