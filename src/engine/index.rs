@@ -165,9 +165,9 @@ impl MessageIndex {
         self.msgs.first_key_value().map(|(s, m)| (*s, m))
     }
 
-    /// All messages in queue order.
-    pub fn iter(&self) -> impl Iterator<Item = (u64, &Msg)> {
-        self.msgs.iter().map(|(s, m)| (*s, m))
+    /// Messages with sequence numbers from `start` on, in order.
+    pub fn iter_from(&self, start: u64) -> impl Iterator<Item = (u64, &Msg)> {
+        self.msgs.range(start..).map(|(s, m)| (*s, m))
     }
 
     /// Sequence numbers of ready messages, oldest first.

@@ -34,6 +34,22 @@ impl Engine {
         show_invisible: bool,
         show_delayed: bool,
     ) -> SqsResult<Vec<Message>> {
+        self.peek_page(queue_url, show_invisible, show_delayed, 0, usize::MAX)
+            .map(|(page, _)| page)
+    }
+
+    /// One page of [`Engine::peek`]: up to `max` messages from position `from` (a value a
+    /// previous page returned), and the position of the next page when more remain. The lock
+    /// is held for one page only, so a huge queue neither stalls other requests nor is copied
+    /// whole.
+    pub fn peek_page(
+        &self,
+        queue_url: &str,
+        show_invisible: bool,
+        show_delayed: bool,
+        from: u64,
+        max: usize,
+    ) -> SqsResult<(Vec<Message>, Option<u64>)> {
         let now = self.now();
         let mut reg = self.lock();
         let q = self.queue_mut(&mut reg, queue_url)?;
@@ -43,19 +59,24 @@ impl Engine {
             message_attribute_names: vec!["All".into()],
             ..ReceiveMessage::default()
         };
-        Ok(q.messages()
-            .iter()
-            .map(|(_, m)| m)
-            .filter(|m| match m.phase() {
+        let mut shown = q
+            .messages()
+            .iter_from(from)
+            .filter(|(_, m)| match m.phase() {
                 Phase::Ready => true,
                 Phase::InFlight => show_invisible,
                 Phase::Delayed => show_delayed,
-            })
-            .map(|m| {
+            });
+        let page: Vec<Message> = shown
+            .by_ref()
+            .take(max)
+            .map(|(_, m)| {
                 let handle = PEEK_RECEIPT_HANDLE.to_owned();
                 super::message::render(m, handle, &all, &self.inner.cfg.account_id)
             })
-            .collect())
+            .collect();
+        let next = shown.next().map(|(seq, _)| seq);
+        Ok((page, next))
     }
 
     /// Counters of every queue, by name (then account and region).

@@ -77,6 +77,10 @@ impl PathMatch {
 
 /// Path of the LocalStack-compatible peek endpoint.
 pub const PEEK_PATH: &str = "/_aws/sqs/messages";
+/// Most messages one peek answers; more come page by page.
+const PEEK_PAGE: usize = 1000;
+/// The response header carrying the NextToken of the next peek page.
+pub const PEEK_NEXT_HEADER: &str = "x-localsqs-next-token";
 
 /// Every admin endpoint: method, path, route.
 const ROUTES: &[(&str, PathMatch, Route)] = &[
@@ -328,16 +332,42 @@ fn peek(shared: &Shared, req: &WireRequest, accept_json: bool, request_id: &str)
     let Some(url) = fields.get("QueueUrl").cloned().or(from_path) else {
         return wire::error_response(protocol, &SqsError::missing("QueueUrl"), request_id);
     };
-    let result = engine
-        .in_scope(scope, || {
-            engine.peek(&url, flag("ShowInvisible"), flag("ShowDelayed"))
-        })
-        .map(|messages| Reply::ReceiveMessage(ReceiveMessageResult { messages }));
+    // Paged: MaxResults (default and most 1,000) and the NextToken of the previous page.
+    let max = match fields.get("MaxResults").map(|m| m.parse::<usize>()) {
+        None => PEEK_PAGE,
+        Some(Ok(m)) if (1..=PEEK_PAGE).contains(&m) => m,
+        Some(_) => {
+            let err = SqsError::invalid_param(
+                fields.get("MaxResults").map_or("", String::as_str),
+                "MaxResults",
+                "MaxResults must be an integer between 1 and 1000.",
+            );
+            return wire::error_response(protocol, &err, request_id);
+        }
+    };
+    let from = match fields.get("NextToken").map(|t| t.parse::<u64>()) {
+        None => 0,
+        Some(Ok(t)) => t,
+        Some(Err(_)) => {
+            let token = fields.get("NextToken").map_or("", String::as_str);
+            let err = SqsError::invalid_param(token, "NextToken", "Invalid token.");
+            return wire::error_response(protocol, &err, request_id);
+        }
+    };
+    let result = engine.in_scope(scope, || {
+        engine.peek_page(&url, flag("ShowInvisible"), flag("ShowDelayed"), from, max)
+    });
+    let next = result.as_ref().ok().and_then(|(_, next)| *next);
+    let result =
+        result.map(|(messages, _)| Reply::ReceiveMessage(ReceiveMessageResult { messages }));
     let mut resp = match (&result, accept_json) {
         // LocalStack answers JSON peeks with its XML document's names (`Message`, `Attribute`).
         (Ok(reply), true) => wire::encode_xml_names(Action::ReceiveMessage, reply, request_id),
         _ => wire::encode(protocol, Action::ReceiveMessage, &result, request_id),
     };
+    if let Some(next) = next {
+        resp.headers.push((PEEK_NEXT_HEADER, next.to_string()));
+    }
     // A peek is not an SQS request: keep it out of the per-action latency metrics.
     resp.action = None;
     resp
