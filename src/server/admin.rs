@@ -6,8 +6,8 @@
 
 use serde_json::json;
 
-use super::Shared;
 use super::faults::FaultRule;
+use super::{Shared, console};
 use crate::command::{Action, ReceiveMessageResult, Reply};
 use crate::error::SqsError;
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -35,6 +35,15 @@ pub enum Route {
     ClearFaults,
     /// `DELETE /_localsqs/faults/<id>`: removes one rule.
     RemoveFault,
+    /// `GET /_localsqs/ui[/<file>]`: the web console and its embedded assets.
+    Console,
+    /// `GET /_localsqs/queues?prefix=&contains=&offset=&limit=`: a page of queues with counts.
+    ConsoleQueues,
+    /// `GET /_localsqs/queues/<name>[/messages?state=&offset=&limit=]`: a queue's counts, or a
+    /// page of its messages with their state, without receiving them.
+    ConsoleMessages,
+    /// `DELETE /_localsqs/queues/<name>/messages/<id>`: deletes one message by id (501 for now).
+    ConsoleDeleteMessage,
 }
 
 /// How a route's path matches.
@@ -78,6 +87,22 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("POST", PathMatch::Exact(FAULTS_PATH), Route::AddFault),
     ("DELETE", PathMatch::Exact(FAULTS_PATH), Route::ClearFaults),
     ("DELETE", PathMatch::Under(FAULTS_PATH), Route::RemoveFault),
+    ("GET", PathMatch::Tree(console::UI_PATH), Route::Console),
+    (
+        "GET",
+        PathMatch::Exact(console::QUEUES_PATH),
+        Route::ConsoleQueues,
+    ),
+    (
+        "GET",
+        PathMatch::Tree(console::QUEUES_PATH),
+        Route::ConsoleMessages,
+    ),
+    (
+        "DELETE",
+        PathMatch::Tree(console::QUEUES_PATH),
+        Route::ConsoleDeleteMessage,
+    ),
 ];
 
 /// Path of the clock control.
@@ -152,6 +177,10 @@ pub(super) async fn handle(
                 WireResponse::json(404, &json!({ "error": format!("no fault rule {id}") }))
             }
         }
+        Route::Console => console::asset(shared, req).await,
+        Route::ConsoleQueues => console::queues_json(shared, req).await,
+        Route::ConsoleMessages => console::messages_json(shared, req).await,
+        Route::ConsoleDeleteMessage => console::delete_message(shared, req),
     }
 }
 
@@ -287,5 +316,24 @@ mod tests {
             route("DELETE", FAULTS_PATH, false),
             Some(Route::ClearFaults)
         );
+        assert_eq!(route("GET", "/_localsqs/ui", false), Some(Route::Console));
+        assert_eq!(
+            route("GET", "/_localsqs/ui/js/main.js", false),
+            Some(Route::Console)
+        );
+        assert_eq!(route("GET", "/_localsqs/uix", false), None);
+        assert_eq!(
+            route("GET", "/_localsqs/queues", false),
+            Some(Route::ConsoleQueues)
+        );
+        assert_eq!(
+            route("GET", "/_localsqs/queues/q/messages", false),
+            Some(Route::ConsoleMessages)
+        );
+        assert_eq!(
+            route("DELETE", "/_localsqs/queues/q/messages/id", false),
+            Some(Route::ConsoleDeleteMessage)
+        );
+        assert_eq!(route("POST", "/_localsqs/queues", false), None);
     }
 }

@@ -8,6 +8,7 @@
 pub mod admin;
 pub mod clock;
 mod conn;
+mod console;
 mod dispatch;
 pub mod faults;
 mod listen;
