@@ -15,6 +15,7 @@ export function messagesView({ name, fifo, params }) {
   let data = null;
   let lastKey = '';
   let lastLoad = 0;
+  let lastCost = 0;
   let serverNow = null;
   let latest = 0;
   const items = new Map();
@@ -64,9 +65,11 @@ export function messagesView({ name, fifo, params }) {
 
   async function load() {
     const seq = ++latest;
+    const started = performance.now();
     const d = await admin(`${path}${query({ state, offset: (pageNo - 1) * PAGE, limit: PAGE })}`);
     if (seq !== latest) return;
     lastLoad = Date.now();
+    lastCost = performance.now() - started;
     const pages = Math.max(1, Math.ceil(d.total / PAGE));
     if (pageNo > pages) {
       go(pages);
@@ -77,7 +80,11 @@ export function messagesView({ name, fifo, params }) {
     render();
   }
 
-  /** Called every poll with the queue's counts: reloads when they changed, or now and then. */
+  /**
+   * Called every poll with the queue's counts: reloads when they changed, or now and then.
+   * A page costs the server a look at the whole queue (about 0.2 s per 100,000 messages), so
+   * automatic reloads keep to at most one per ten times the last load took.
+   */
   async function refresh(counts, force = false) {
     if (counts) {
       radios.all.textContent = fmtInt(counts.visible + counts.in_flight + counts.delayed);
@@ -85,8 +92,10 @@ export function messagesView({ name, fifo, params }) {
     }
     const key = counts ? `${counts.visible}/${counts.in_flight}/${counts.delayed}` : lastKey;
     const timers = data?.messages.some((m) => m.state !== 'visible');
-    const stale = Date.now() - lastLoad > (timers ? 5000 : 15000);
-    if (force || !data || key !== lastKey || stale) {
+    const since = Date.now() - lastLoad;
+    const stale = since > (timers ? 5000 : 15000);
+    const allowed = since > lastCost * 10;
+    if (force || !data || ((key !== lastKey || stale) && allowed)) {
       lastKey = key;
       await load();
     } else {

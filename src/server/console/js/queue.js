@@ -67,7 +67,7 @@ export function queuePage(main, name, params) {
     try {
       url = (await sqs('GetQueueUrl', { QueueName: name })).QueueUrl;
     } catch (e) {
-      if (e.code && e.code.includes('NonExistentQueue')) return missing();
+      if (/QueueDoesNotExist|NonExistentQueue/.test(e.code)) return missing();
       throw e;
     }
     await loadMeta();
