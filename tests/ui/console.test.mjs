@@ -146,6 +146,37 @@ describe('web console', () => {
     await page.close();
   });
 
+  test('a FIFO queue: created with content-based deduplication, sent to with group and dedup ids', async () => {
+    const page = await browser.page();
+    await page.goto(ui);
+    await page.getByRole('button', { name: 'Create queue' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Create queue' });
+    const name = dialog.getByLabel('Name', { exact: true });
+    await name.fill('bad name!');
+    await name.press('Enter');
+    assert.equal(await name.evaluate((el) => el.validity.patternMismatch), true, 'the name pattern applies');
+    await name.fill('ui-jobs');
+    await dialog.getByLabel('FIFO queue').check();
+    await dialog.getByLabel('Content-based deduplication').check();
+    await dialog.getByRole('button', { name: 'Create queue' }).click();
+    const row = page.locator('tr[data-queue="ui-jobs.fifo"]');
+    await row.waitFor();
+    assert.equal(await row.locator('.badge.fifo').textContent(), 'FIFO');
+    await row.getByRole('link', { name: 'ui-jobs.fifo' }).click();
+    await page.getByRole('button', { name: 'Send message' }).click();
+    const send = page.getByRole('dialog', { name: 'Send message' });
+    await send.getByLabel('Body').fill('job one');
+    await send.getByLabel('Message group id').fill('g-7');
+    await send.getByLabel('Deduplication id').fill('d-7');
+    await send.getByRole('button', { name: 'Send' }).click();
+    const msg = page.locator('details.msg', { hasText: 'job one' });
+    await msg.locator('summary').click();
+    await msg.getByText('g-7').waitFor();
+    await msg.getByText('d-7').waitFor();
+    assert.match(await msg.textContent(), /Sequence number\d{20}/);
+    await page.close();
+  });
+
   test('a queue that does not exist says so', async () => {
     const page = await browser.page();
     await page.goto(`${ui}#/queue/no-such-queue`);
@@ -226,9 +257,13 @@ describe('web console', () => {
 
   test('the clock: advance, freeze and resume; a delayed message becomes visible', async () => {
     await server.sqs('CreateQueue', { QueueName: 'clock-q' });
-    await server.sqs('SendMessage', { QueueUrl: server.url('clock-q'), MessageBody: 'later', DelaySeconds: 600 });
     const page = await browser.page();
     await page.goto(`${ui}#/queue/clock-q`);
+    await page.getByRole('button', { name: 'Send message' }).click();
+    const send = page.getByRole('dialog', { name: 'Send message' });
+    await send.getByLabel('Body').fill('later');
+    await send.getByLabel('Delay (s)').fill('600');
+    await send.getByLabel('Delay (s)').press('Enter');
     const pill = page.locator('details.msg .pill');
     await eventually(async () => /^Delayed/.test(await pill.textContent()), { what: 'delayed pill' });
     await page.getByRole('link', { name: 'Clock & faults' }).click();

@@ -8,6 +8,8 @@ const PAGE = 50;
 const STATES = [['all', 'All'], ['visible', 'Visible'], ['in_flight', 'In flight'], ['delayed', 'Delayed']];
 const LABEL = { visible: 'Visible', in_flight: 'In flight', delayed: 'Delayed' };
 const STAMPS = ['SentTimestamp', 'ApproximateFirstReceiveTimestamp'];
+/** System attributes shown with the message's ids rather than in the attribute table. */
+const SHOWN_ABOVE = ['MessageGroupId', 'MessageDeduplicationId', 'SequenceNumber'];
 
 export function messagesView({ name, fifo, params }) {
   let state = STATES.some(([s]) => s === params.get('state')) ? params.get('state') : 'all';
@@ -190,7 +192,8 @@ export function messagesView({ name, fifo, params }) {
           ? kv(userAttrs.map(([k, a]) => [k, `${a.string_value ?? a.binary_value ?? ''}`, a.data_type]))
           : h('p', { class: 'muted' }, 'None.'),
         h('h3', {}, 'System attributes'),
-        kv(Object.entries(m.attributes).map(([k, v]) => [k, STAMPS.includes(k) ? `${fmtTime(Number(v))} (${v})` : v])),
+        kv(Object.entries(m.attributes).filter(([k]) => !SHOWN_ABOVE.includes(k))
+          .map(([k, v]) => [k, STAMPS.includes(k) ? `${fmtTime(Number(v))} (${v})` : v])),
         h('div', { class: 'actions' },
           h('button', { type: 'button', class: 'small danger', onclick: () => remove(m) }, 'Delete message'))));
   }
