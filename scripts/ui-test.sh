@@ -21,7 +21,7 @@ started=$SECONDS
 apt_install() {
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  apt-get install -y -qq "$@" >/dev/null
 }
 
 if [ ! -x "$CHROMIUM" ]; then
