@@ -6,9 +6,9 @@
 
 use serde_json::json;
 
-use super::Shared;
 use super::faults::FaultRule;
 use super::push::PUSH_PATH;
+use super::{Shared, console};
 use crate::command::{Action, ReceiveMessageResult, Reply};
 use crate::error::SqsError;
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
@@ -47,6 +47,15 @@ pub enum Route {
     ClearPush,
     /// `DELETE /_localsqs/push/<id>`: removes one push target.
     RemovePush,
+    /// `GET /_localsqs/ui[/<file>]`: the web console and its embedded assets.
+    Console,
+    /// `GET /_localsqs/queues?prefix=&contains=&offset=&limit=`: a page of queues with counts.
+    ConsoleQueues,
+    /// `GET /_localsqs/queues/<name>[/messages?state=&offset=&limit=]`: a queue's counts, or a
+    /// page of its messages with their state, without receiving them.
+    ConsoleMessages,
+    /// `DELETE /_localsqs/queues/<name>/messages/<id>`: deletes one message by id (501 for now).
+    ConsoleDeleteMessage,
 }
 
 /// How a route's path matches.
@@ -108,6 +117,22 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("POST", PathMatch::Exact(PUSH_PATH), Route::AddPush),
     ("DELETE", PathMatch::Exact(PUSH_PATH), Route::ClearPush),
     ("DELETE", PathMatch::Under(PUSH_PATH), Route::RemovePush),
+    ("GET", PathMatch::Tree(console::UI_PATH), Route::Console),
+    (
+        "GET",
+        PathMatch::Exact(console::QUEUES_PATH),
+        Route::ConsoleQueues,
+    ),
+    (
+        "GET",
+        PathMatch::Tree(console::QUEUES_PATH),
+        Route::ConsoleMessages,
+    ),
+    (
+        "DELETE",
+        PathMatch::Tree(console::QUEUES_PATH),
+        Route::ConsoleDeleteMessage,
+    ),
 ];
 
 /// Path of the clock control.
@@ -204,6 +229,10 @@ pub(super) async fn handle(
         Route::AddPush => shared.push.http_add(&req.body).await,
         Route::ClearPush => shared.push.http_clear(),
         Route::RemovePush => shared.push.http_remove(&req.path),
+        Route::Console => console::asset(shared, req).await,
+        Route::ConsoleQueues => console::queues_json(shared, req).await,
+        Route::ConsoleMessages => console::messages_json(shared, req).await,
+        Route::ConsoleDeleteMessage => console::delete_message(shared, req),
     }
 }
 
@@ -406,5 +435,24 @@ mod tests {
             route("DELETE", "/_localsqs/push/push-1", false),
             Some(Route::RemovePush)
         );
+        assert_eq!(route("GET", "/_localsqs/ui", false), Some(Route::Console));
+        assert_eq!(
+            route("GET", "/_localsqs/ui/js/main.js", false),
+            Some(Route::Console)
+        );
+        assert_eq!(route("GET", "/_localsqs/uix", false), None);
+        assert_eq!(
+            route("GET", "/_localsqs/queues", false),
+            Some(Route::ConsoleQueues)
+        );
+        assert_eq!(
+            route("GET", "/_localsqs/queues/q/messages", false),
+            Some(Route::ConsoleMessages)
+        );
+        assert_eq!(
+            route("DELETE", "/_localsqs/queues/q/messages/id", false),
+            Some(Route::ConsoleDeleteMessage)
+        );
+        assert_eq!(route("POST", "/_localsqs/queues", false), None);
     }
 }

@@ -8,6 +8,7 @@
 pub mod admin;
 pub mod clock;
 mod conn;
+mod console;
 mod dispatch;
 mod elasticmq;
 pub mod faults;

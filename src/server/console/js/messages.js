@@ -1,0 +1,238 @@
+// A queue's messages, a page at a time, peeked without changing visibility or receive counts:
+// state and time left, body (pretty when JSON), attributes, FIFO ids, and delete.
+
+import { h, fill, fmtInt, fmtTime, fmtDuration, toast, confirmDialog, changed } from './dom.js';
+import { admin, query } from './api.js';
+
+const PAGE = 50;
+const STATES = [['all', 'All'], ['visible', 'Visible'], ['in_flight', 'In flight'], ['delayed', 'Delayed']];
+const LABEL = { visible: 'Visible', in_flight: 'In flight', delayed: 'Delayed' };
+const STAMPS = ['SentTimestamp', 'ApproximateFirstReceiveTimestamp'];
+/** System attributes shown with the message's ids rather than in the attribute table. */
+const SHOWN_ABOVE = ['MessageGroupId', 'MessageDeduplicationId', 'SequenceNumber'];
+
+export function messagesView({ name, fifo, params }) {
+  let state = STATES.some(([s]) => s === params.get('state')) ? params.get('state') : 'all';
+  let pageNo = Math.max(1, Math.floor(Number(params.get('page'))) || 1);
+  let data = null;
+  let lastKey = '';
+  let lastLoad = 0;
+  let lastCost = 0;
+  let serverNow = null;
+  let latest = 0;
+  const items = new Map();
+  const path = `queues/${encodeURIComponent(name)}/messages`;
+
+  const radios = {};
+  const segmented = h('div', { class: 'segmented', role: 'radiogroup', 'aria-label': 'Show messages' },
+    STATES.map(([s, label]) => {
+      radios[s] = h('span', { class: 'n' });
+      return h('label', {},
+        h('input', { type: 'radio', name: 'state-filter', value: s, checked: s === state, onchange: () => choose(s) }),
+        label, ' ', radios[s]);
+    }));
+  const list = h('ul', { class: 'messages', 'aria-label': `Messages of ${name}` });
+  const empty = h('div', { class: 'empty', hidden: true });
+  const where = h('span', { class: 'where', 'aria-live': 'polite' });
+  const prev = h('button', { type: 'button', onclick: () => go(pageNo - 1) }, '← Previous');
+  const next = h('button', { type: 'button', onclick: () => go(pageNo + 1) }, 'Next →');
+  const el = h('section', { class: 'card flush messages-card', 'aria-labelledby': 'msg-title' },
+    h('div', { class: 'toolbar pad' },
+      h('h2', { id: 'msg-title' }, 'Messages'), segmented,
+      h('span', { class: 'muted grow' }, 'Peeked: visibility and receive counts stay as they are.'),
+      h('button', { type: 'button', class: 'small', onclick: () => load() }, 'Reload')),
+    list, empty,
+    h('nav', { class: 'pager', 'aria-label': 'Pages of messages' }, where, prev, next));
+
+  function choose(s) {
+    state = s;
+    pageNo = 1;
+    remember();
+    load();
+  }
+
+  function go(n) {
+    pageNo = Math.max(1, n);
+    remember();
+    load();
+  }
+
+  function remember() {
+    const q = new URLSearchParams();
+    if (state !== 'all') q.set('state', state);
+    if (pageNo > 1) q.set('page', String(pageNo));
+    const s = q.toString();
+    history.replaceState(null, '', `#/queue/${encodeURIComponent(name)}${s ? `?${s}` : ''}`);
+  }
+
+  async function load() {
+    const seq = ++latest;
+    const started = performance.now();
+    const d = await admin(`${path}${query({ state, offset: (pageNo - 1) * PAGE, limit: PAGE })}`);
+    if (seq !== latest) return;
+    lastLoad = Date.now();
+    lastCost = performance.now() - started;
+    const pages = Math.max(1, Math.ceil(d.total / PAGE));
+    if (pageNo > pages) {
+      go(pages);
+      return;
+    }
+    data = d;
+    serverNow = d.now_ms;
+    render();
+  }
+
+  /**
+   * Called every poll with the queue's counts: reloads when they changed, or now and then.
+   * A page costs the server a look at the whole queue (about 0.2 s per 100,000 messages), so
+   * automatic reloads keep to at most one per ten times the last load took.
+   */
+  async function refresh(counts, force = false) {
+    if (counts) {
+      radios.all.textContent = fmtInt(counts.visible + counts.in_flight + counts.delayed);
+      for (const s of ['visible', 'in_flight', 'delayed']) radios[s].textContent = fmtInt(counts[s]);
+    }
+    const key = counts ? `${counts.visible}/${counts.in_flight}/${counts.delayed}` : lastKey;
+    const timers = data?.messages.some((m) => m.state !== 'visible');
+    const since = Date.now() - lastLoad;
+    const stale = since > (timers ? 5000 : 15000);
+    const allowed = since > lastCost * 10;
+    if (force || !data || ((key !== lastKey || stale) && allowed)) {
+      lastKey = key;
+      await load();
+    } else {
+      tickPills();
+    }
+  }
+
+  function render() {
+    const seen = new Set();
+    data.messages.forEach((m, i) => {
+      const version = `${m.state}/${m.receive_count}/${m.body_bytes}`;
+      let item = items.get(m.id);
+      if (!item || item.version !== version) {
+        const open = item?.details.open;
+        const node = item?.li;
+        item = makeItem(m, version);
+        item.details.open = Boolean(open);
+        if (node) node.replaceWith(item.li);
+        items.set(m.id, item);
+      }
+      item.m = m;
+      seen.add(m.id);
+      if (list.children[i] !== item.li) list.insertBefore(item.li, list.children[i] || null);
+    });
+    for (const [id, item] of items) {
+      if (!seen.has(id)) { item.li.remove(); items.delete(id); }
+    }
+    tickPills();
+    empty.hidden = data.total > 0;
+    fill(empty, state === 'all' ? 'No messages in this queue.' : `No ${LABEL[state].toLowerCase()} messages.`);
+    const pages = Math.max(1, Math.ceil(data.total / PAGE));
+    const from = data.total ? data.offset + 1 : 0;
+    where.textContent = `${fmtInt(from)}–${fmtInt(data.offset + data.messages.length)} of ${fmtInt(data.total)} · page ${fmtInt(pageNo)} of ${fmtInt(pages)}`;
+    prev.disabled = pageNo <= 1;
+    next.disabled = pageNo >= pages;
+  }
+
+  /** Updates the time left of in-flight and delayed messages from the server's clock. */
+  function tickPills() {
+    if (!data) return;
+    const passed = serverNow == null ? 0 : serverNow - data.now_ms;
+    for (const item of items.values()) {
+      const m = item.m;
+      let text = LABEL[m.state];
+      if (m.time_left_ms != null) {
+        const left = m.time_left_ms - passed;
+        text += left > 0 ? ` · ${data.time_left_exact ? '' : '≈ '}${fmtDuration(left)}` : ' · due';
+      }
+      if (item.pill.textContent !== text) item.pill.textContent = text;
+    }
+  }
+
+  function makeItem(m, version) {
+    const pill = h('span', { class: `pill ${m.state}` }, LABEL[m.state]);
+    const details = h('details', { class: 'msg', dataset: { id: m.id, state: m.state } },
+      h('summary', {},
+        h('span', { class: 'id', title: m.id }, m.id),
+        h('span', {}, pill),
+        h('span', { class: 'sent', title: `Sent ${fmtTime(m.sent_ms)}` }, fmtSent(m.sent_ms, data.now_ms)),
+        h('span', { class: 'recv', title: 'Approximate receive count' }, `${fmtInt(m.receive_count)} recv`),
+        h('span', { class: 'preview' }, preview(m))),
+      detail(m));
+    return { li: h('li', {}, details), details, pill, version, m };
+  }
+
+  function detail(m) {
+    const json = parseJson(m);
+    const pre = h('pre', { class: 'body', tabindex: 0, 'aria-label': 'Message body' }, json ? JSON.stringify(json, null, 2) : m.body);
+    const more = m.body_truncated
+      ? h('button', {
+        type: 'button', class: 'small',
+        onclick: async (e) => {
+          const d = await admin(`${path}${query({ id: m.id })}`);
+          if (d.messages[0]) pre.textContent = d.messages[0].body;
+          e.currentTarget.remove();
+        },
+      }, `Show the whole body (${fmtInt(m.body_bytes)} bytes)`)
+      : null;
+    const ids = [['Message id', m.id], ['MD5 of body', m.md5_of_body]];
+    if (m.group_id) ids.push(['Group id', m.group_id]);
+    if (m.dedup_id) ids.push(['Deduplication id', m.dedup_id]);
+    if (m.sequence_number) ids.push(['Sequence number', m.sequence_number]);
+    const userAttrs = Object.entries(m.message_attributes);
+    return h('div', { class: 'detail' },
+      h('div', {},
+        h('h3', {}, json ? 'Body (JSON)' : 'Body', h('span', { class: 'muted' }, ` · ${fmtInt(m.body_bytes)} bytes`)),
+        pre, more),
+      h('div', {},
+        h('h3', {}, fifo ? 'Message (FIFO)' : 'Message'), kv(ids),
+        h('h3', {}, 'Message attributes'),
+        userAttrs.length
+          ? kv(userAttrs.map(([k, a]) => [k, `${a.string_value ?? a.binary_value ?? ''}`, a.data_type]))
+          : h('p', { class: 'muted' }, 'None.'),
+        h('h3', {}, 'System attributes'),
+        kv(Object.entries(m.attributes).filter(([k]) => !SHOWN_ABOVE.includes(k))
+          .map(([k, v]) => [k, STAMPS.includes(k) ? `${fmtTime(Number(v))} (${v})` : v])),
+        h('div', { class: 'actions' },
+          h('button', { type: 'button', class: 'small danger', onclick: () => remove(m) }, 'Delete message'))));
+  }
+
+  function remove(m) {
+    return confirmDialog('Delete this message?', `Deletes message ${m.id} from ${name} without receiving it.`, 'Delete message', async () => {
+      await admin(`${path}/${encodeURIComponent(m.id)}`, { method: 'DELETE' });
+      toast('Deleted the message');
+      changed();
+      await load();
+    });
+  }
+
+  return {
+    el,
+    refresh,
+    clock: (c) => { serverNow = c.now_ms; tickPills(); },
+    unmount: () => { latest += 1; },
+  };
+}
+
+/** The send time: the time of day when it was today (server time), else the date too. */
+function fmtSent(ms, now) {
+  const full = fmtTime(ms);
+  return full.slice(0, 10) === fmtTime(now).slice(0, 10) ? full.slice(11) : full.slice(0, 16);
+}
+
+function parseJson(m) {
+  if (m.body_truncated || !/^\s*[[{]/.test(m.body)) return null;
+  try { return JSON.parse(m.body); } catch { return null; }
+}
+
+function preview(m) {
+  const text = m.body.slice(0, 240).replace(/\s+/g, ' ').trim();
+  return text || '(empty)';
+}
+
+function kv(rows) {
+  return h('table', { class: 'kv' }, h('tbody', {}, rows.map(([k, v, type]) => h('tr', {},
+    h('td', {}, k, type ? h('span', { class: 'muted' }, ` (${type})`) : null),
+    h('td', { class: 'mono' }, v)))));
+}
