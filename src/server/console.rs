@@ -262,8 +262,8 @@ pub(super) mod tests {
 
     use super::*;
     use crate::command::{CreateQueue, SendMessageBatch, SendMessageBatchRequestEntry};
-    use crate::engine::{Engine, EngineConfig, RandomIds, SystemClock};
-    use crate::server::{ServerOptions, clock, faults, metrics};
+    use crate::engine::{Engine, EngineOptions, RandomIds, SystemClock};
+    use crate::server::{ServerOptions, clock, faults, metrics, push, setup};
     use crate::wire::Protocol;
 
     pub(crate) const BASE: &str = "http://localhost:9324";
@@ -271,25 +271,32 @@ pub(super) mod tests {
     pub(crate) fn shared() -> Shared {
         let clock = Arc::new(clock::ControlledClock::new(Arc::new(SystemClock)));
         let engine = Engine::open(
-            EngineConfig::default(),
+            EngineOptions::default(),
             Arc::clone(&clock) as Arc<dyn crate::engine::Clock>,
             Arc::new(RandomIds),
         )
         .expect("opens");
         let faults = Arc::new(faults::Faults::new());
+        let push = Arc::new(push::PushTargets::new(
+            engine.clone(),
+            Arc::clone(&clock) as Arc<dyn crate::engine::Clock>,
+            Vec::new(),
+        ));
         Shared {
             metrics: metrics::Metrics::new(&engine, &faults),
             engine,
             options: ServerOptions::default(),
             faults,
             clock,
+            startup: setup::Setup::default(),
+            push,
         }
     }
 
     pub(crate) fn ctx() -> RequestContext {
         RequestContext {
             base_url: BASE.into(),
-            trace_header: None,
+            ..RequestContext::default()
         }
     }
 
@@ -301,6 +308,7 @@ pub(super) mod tests {
             query: query.map(str::to_owned),
             target: None,
             trace_header: None,
+            authorization: None,
             base_url: BASE.into(),
             body: Vec::new(),
         }
