@@ -10,6 +10,38 @@ use crate::error::SqsResult;
 /// The receipt handle LocalStack gives peeked messages; it deletes nothing.
 pub const PEEK_RECEIPT_HANDLE: &str = "SQS/BACKDOOR/ACCESS";
 
+/// Where a message is, as the console shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PeekState {
+    /// Receivable now.
+    Visible,
+    /// Received and not yet visible again.
+    InFlight,
+    /// Waiting out a delay.
+    Delayed,
+}
+
+impl PeekState {
+    fn of(phase: Phase) -> Self {
+        match phase {
+            Phase::Ready => Self::Visible,
+            Phase::InFlight => Self::InFlight,
+            Phase::Delayed => Self::Delayed,
+        }
+    }
+}
+
+/// One message of [`Engine::inspect`].
+#[derive(Debug, Clone)]
+pub struct Inspected {
+    /// The message, rendered as a receive with every attribute would show it.
+    pub message: Message,
+    /// Where it is.
+    pub state: PeekState,
+    /// When it becomes visible (epoch ms), unless it is visible now.
+    pub visible_at_ms: Option<u64>,
+}
+
 /// Message counts of one queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueCounts {
@@ -77,6 +109,74 @@ impl Engine {
             .collect();
         let next = shown.next().map(|(seq, _)| seq);
         Ok((page, next))
+    }
+
+    /// A page of a queue's messages with where each one is, for the web console: at most
+    /// `limit` after skipping `offset`, among those in `state` (all when `None`) and, when
+    /// `id` is given, only that message. Also answers how many match in all. Only the page is
+    /// rendered; the count is one pass over the queue's index under the lock.
+    pub fn inspect(
+        &self,
+        queue_url: &str,
+        state: Option<PeekState>,
+        id: Option<&str>,
+        offset: usize,
+        limit: usize,
+    ) -> SqsResult<(usize, Vec<Inspected>)> {
+        let now = self.now();
+        let mut reg = self.lock();
+        let q = self.queue_mut(&mut reg, queue_url)?;
+        q.promote(now);
+        let all = ReceiveMessage {
+            message_system_attribute_names: vec!["All".into()],
+            message_attribute_names: vec!["All".into()],
+            ..ReceiveMessage::default()
+        };
+        let wanted_id = id.map(|i| uuid::Uuid::parse_str(i).ok());
+        let matching = q.messages().iter_from(0).filter(|(_, m)| {
+            state.is_none_or(|s| PeekState::of(m.phase()) == s)
+                && wanted_id.as_ref().is_none_or(|w| *w == Some(m.record().id))
+        });
+        let mut total = 0;
+        let mut page = Vec::new();
+        for (_, m) in matching {
+            if total >= offset && page.len() < limit {
+                let handle = PEEK_RECEIPT_HANDLE.to_owned();
+                page.push(Inspected {
+                    message: super::message::render(m, handle, &all, &self.inner.cfg.account_id),
+                    state: PeekState::of(m.phase()),
+                    visible_at_ms: (m.phase() != Phase::Ready).then_some(m.state().visible_at_ms),
+                });
+            }
+            total += 1;
+        }
+        Ok((total, page))
+    }
+
+    /// Deletes the message with this id, whatever its state, without a receipt handle (the web
+    /// console). Answers whether there was one.
+    pub async fn delete_by_id(&self, queue_url: &str, message_id: &str) -> SqsResult<bool> {
+        let Ok(wanted) = uuid::Uuid::parse_str(message_id) else {
+            return Ok(false);
+        };
+        let (found, commit) = {
+            let mut reg = self.lock();
+            let q = self.queue_mut(&mut reg, queue_url)?;
+            let seq = q
+                .messages()
+                .iter_from(0)
+                .find(|(_, m)| m.record().id == wanted)
+                .map(|(seq, _)| seq);
+            let mut ops = Vec::new();
+            let found = seq.and_then(|s| q.delete(s, &mut ops)).is_some();
+            if found {
+                self.inner.metrics.deleted.inc();
+                q.wake();
+            }
+            (found, self.inner.store.submit(ops))
+        };
+        self.commit(commit).await?;
+        Ok(found)
     }
 
     /// Counters of every queue, by name (then account and region).

@@ -232,7 +232,7 @@ pub(super) async fn handle(
         Route::Console => console::asset(shared, req).await,
         Route::ConsoleQueues => console::queues_json(shared, req).await,
         Route::ConsoleMessages => console::messages_json(shared, req).await,
-        Route::ConsoleDeleteMessage => console::delete_message(shared, req),
+        Route::ConsoleDeleteMessage => console::delete_message(shared, req).await,
     }
 }
 

@@ -3,16 +3,16 @@
 //! their state), built from `Engine::peek`, which changes no visibility and no receive count;
 //! and `DELETE /_localsqs/queues/<name>/messages/<id>`, which waits for an engine method.
 
-use std::collections::{BTreeMap, HashSet};
+use crate::engine::peek::PeekState;
+use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
 use super::{QUEUES_PATH, error, json_response, number};
-use crate::command::{Command, GetQueueAttributes, Message, Reply, RequestContext};
+use crate::command::Message;
 use crate::engine::peek::QueueCounts;
-use crate::error::SqsResult;
 use crate::server::Shared;
 use crate::wire::{WireRequest, WireResponse};
 
@@ -99,25 +99,21 @@ pub(in crate::server) async fn messages_json(shared: &Shared, req: &WireRequest)
     }
 }
 
-/// `DELETE /_localsqs/queues/<name>/messages/<message id>`: 501 until the engine can delete a
-/// message by id. Receiving it first would count a receive and hide it, which a console that
-/// looks without touching must not do.
-pub(in crate::server) fn delete_message(shared: &Shared, req: &WireRequest) -> WireResponse {
+/// `DELETE /_localsqs/queues/<name>/messages/<message id>`: deletes one message by id,
+/// whatever its state, without receiving it first (which would count a receive).
+pub(in crate::server) async fn delete_message(shared: &Shared, req: &WireRequest) -> WireResponse {
     match segments(&req.path)[..] {
-        [name, "messages", id] => match counts_of(shared, name) {
-            None => no_queue(name),
-            Some(_) => json_response(
-                501,
-                &json!({
-                    "error": format!(
-                        "Deleting message {id} by id is not available yet: the engine has no \
-                         method for it (Engine::delete_by_id(queue_url, message_id)). Receive \
-                         the message and delete it with its receipt handle, or purge the queue."
-                    ),
-                    "needs": "Engine::delete_by_id(queue_url, message_id)",
-                }),
-            ),
-        },
+        [name, "messages", id] => {
+            if counts_of(shared, name).is_none() {
+                return no_queue(name);
+            }
+            let url = format!("{}/{}/{name}", req.base_url, shared.options.account_id);
+            match shared.engine.delete_by_id(&url, id).await {
+                Ok(true) => json_response(200, &json!({ "deleted": id })),
+                Ok(false) => error(404, &format!("no message {id:?} in {name}")),
+                Err(e) => error(500, &e.message),
+            }
+        }
         _ => error(404, "no such console path"),
     }
 }
@@ -152,131 +148,42 @@ async fn page(shared: &Shared, req: &WireRequest, name: &str) -> Result<Value, W
     let q = page_query(req)?;
     let counts = counts_of(shared, name).ok_or_else(|| no_queue(name))?;
     let url = format!("{}/{}/{name}", req.base_url, shared.options.account_id);
-    let settings = queue_settings(shared, &req.base_url, &url).await;
     let now = shared.clock.state().now_ms;
-    let found = classify(shared, &url, q.state, &counts).map_err(|e| error(404, &e.message))?;
-    let matching: Vec<(Message, State)> = match &q.id {
-        Some(id) => found
-            .into_iter()
-            .filter(|(m, _)| &m.message_id == id)
-            .collect(),
-        None => found,
-    };
-    let messages: Vec<Value> = matching
+    let state = q.state.map(|s| match s {
+        State::Visible => PeekState::Visible,
+        State::InFlight => PeekState::InFlight,
+        State::Delayed => PeekState::Delayed,
+    });
+    let (total, found) = shared
+        .engine
+        .inspect(&url, state, q.id.as_deref(), q.offset, q.limit)
+        .map_err(|e| error(404, &e.message))?;
+    let messages: Vec<Value> = found
         .iter()
-        .skip(q.offset)
-        .take(q.limit)
-        .map(|(m, st)| render(m, *st, now, &settings, q.body_limit))
+        .map(|i| {
+            let st = match i.state {
+                PeekState::Visible => State::Visible,
+                PeekState::InFlight => State::InFlight,
+                PeekState::Delayed => State::Delayed,
+            };
+            let left = i
+                .visible_at_ms
+                .and_then(|at| at.checked_sub(now))
+                .filter(|l| *l > 0);
+            render(&i.message, st, left, q.body_limit)
+        })
         .collect();
     Ok(json!({
         "queue": name,
         "state": q.state.map_or("all", State::name),
-        "total": matching.len(),
+        "total": total,
         "offset": q.offset,
         "limit": q.limit,
         "counts": { "visible": counts.visible, "in_flight": counts.in_flight, "delayed": counts.delayed },
         "now_ms": now,
-        "time_left_exact": false,
+        "time_left_exact": true,
         "messages": messages,
     }))
-}
-
-/// The queue attributes that estimate time left: VisibilityTimeout and DelaySeconds, seconds.
-#[derive(Debug, Clone, Copy, Default)]
-struct Settings {
-    visibility_timeout_s: u64,
-    delay_s: u64,
-}
-
-async fn queue_settings(shared: &Shared, base_url: &str, url: &str) -> Settings {
-    let ctx = RequestContext {
-        base_url: base_url.to_owned(),
-        ..RequestContext::default()
-    };
-    let cmd = Command::GetQueueAttributes(GetQueueAttributes {
-        queue_url: url.to_owned(),
-        attribute_names: vec!["VisibilityTimeout".into(), "DelaySeconds".into()],
-    });
-    let mut s = Settings::default();
-    if let Ok(Reply::GetQueueAttributes(r)) = shared.engine.execute(&ctx, cmd).await {
-        for (k, v) in r.attributes {
-            let n = v.parse().unwrap_or_default();
-            match k.as_str() {
-                "VisibilityTimeout" => s.visibility_timeout_s = n,
-                "DelaySeconds" => s.delay_s = n,
-                _ => {}
-            }
-        }
-    }
-    s
-}
-
-fn ids(messages: &[Message]) -> HashSet<&str> {
-    messages.iter().map(|m| m.message_id.as_str()).collect()
-}
-
-/// The queue's messages in queue order, each with its state, as few peeks as the counts
-/// allow. A peek shows visible messages and, on request, in-flight and delayed ones; the
-/// state of each message follows from which peeks include it.
-fn classify(
-    shared: &Shared,
-    url: &str,
-    want: Option<State>,
-    counts: &QueueCounts,
-) -> SqsResult<Vec<(Message, State)>> {
-    let e = &shared.engine;
-    let tag = |ms: Vec<Message>, f: &dyn Fn(&Message) -> Option<State>| {
-        ms.into_iter()
-            .filter_map(|m| f(&m).map(|s| (m, s)))
-            .collect::<Vec<_>>()
-    };
-    let visible_only = |ms: Vec<Message>| tag(ms, &|_| Some(State::Visible));
-    Ok(match want {
-        Some(State::Visible) => visible_only(e.peek(url, false, false)?),
-        Some(hidden) => {
-            let (inflight, delayed) = (hidden == State::InFlight, hidden == State::Delayed);
-            let some = e.peek(url, inflight, delayed)?;
-            let visible = e.peek(url, false, false)?;
-            let seen = ids(&visible);
-            tag(some, &|m| {
-                (!seen.contains(m.message_id.as_str())).then_some(hidden)
-            })
-        }
-        None if counts.in_flight == 0 && counts.delayed == 0 => {
-            visible_only(e.peek(url, false, false)?)
-        }
-        None if counts.in_flight == 0 || counts.delayed == 0 => {
-            let hidden = if counts.in_flight == 0 {
-                State::Delayed
-            } else {
-                State::InFlight
-            };
-            let all = e.peek(url, hidden == State::InFlight, hidden == State::Delayed)?;
-            let visible = e.peek(url, false, false)?;
-            let seen = ids(&visible);
-            tag(all, &|m| {
-                Some(if seen.contains(m.message_id.as_str()) {
-                    State::Visible
-                } else {
-                    hidden
-                })
-            })
-        }
-        None => {
-            let all = e.peek(url, true, true)?;
-            let with_inflight = e.peek(url, true, false)?;
-            let with_delayed = e.peek(url, false, true)?;
-            let (a, b) = (ids(&with_inflight), ids(&with_delayed));
-            tag(all, &|m| {
-                let id = m.message_id.as_str();
-                Some(match (a.contains(id), b.contains(id)) {
-                    (true, true) => State::Visible,
-                    (true, false) => State::InFlight,
-                    (false, _) => State::Delayed,
-                })
-            })
-        }
-    })
 }
 
 fn attribute<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
@@ -288,22 +195,6 @@ fn attribute<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
 
 fn attribute_ms(m: &Message, name: &str) -> Option<u64> {
     attribute(m, name).and_then(|v| v.parse().ok())
-}
-
-/// An estimate of how long until the message is visible again, from what a peek shows:
-/// in flight after one receive, the first receive plus the queue's visibility timeout; delayed,
-/// the send plus the queue's delay. `None` when that estimate cannot hold (a later receive, a
-/// changed visibility or a message's own delay moved the time).
-fn time_left(m: &Message, state: State, now: u64, s: &Settings) -> Option<u64> {
-    let until = match state {
-        State::Visible => return None,
-        State::InFlight if attribute(m, "ApproximateReceiveCount") == Some("1") => {
-            attribute_ms(m, "ApproximateFirstReceiveTimestamp")? + s.visibility_timeout_s * 1000
-        }
-        State::InFlight => return None,
-        State::Delayed => attribute_ms(m, "SentTimestamp")? + s.delay_s * 1000,
-    };
-    until.checked_sub(now).filter(|left| *left > 0)
 }
 
 /// The longest prefix of `s` of at most `limit` bytes that ends on a character boundary.
@@ -318,7 +209,7 @@ fn cut(s: &str, limit: usize) -> &str {
     &s[..end]
 }
 
-fn render(m: &Message, state: State, now: u64, s: &Settings, body_limit: usize) -> Value {
+fn render(m: &Message, state: State, time_left_ms: Option<u64>, body_limit: usize) -> Value {
     let body = cut(&m.body, body_limit);
     let system: Map<String, Value> = m
         .attributes
@@ -342,7 +233,7 @@ fn render(m: &Message, state: State, now: u64, s: &Settings, body_limit: usize) 
     json!({
         "id": m.message_id,
         "state": state.name(),
-        "time_left_ms": time_left(m, state, now, s),
+        "time_left_ms": time_left_ms,
         "body": body,
         "body_bytes": m.body.len(),
         "body_truncated": body.len() < m.body.len(),
@@ -362,7 +253,7 @@ fn render(m: &Message, state: State, now: u64, s: &Settings, body_limit: usize) 
 mod tests {
     use super::super::tests::{BASE, body, create, ctx, get, send, shared};
     use super::*;
-    use crate::command::{MessageAttributeValue, ReceiveMessage, SendMessage};
+    use crate::command::{Command, MessageAttributeValue, ReceiveMessage, SendMessage};
 
     const URL: &str = "/_localsqs/queues/q/messages";
 
@@ -453,7 +344,7 @@ mod tests {
         assert_eq!(states, ["in_flight", "visible", "visible", "delayed"]);
         let inflight = &all["messages"][0];
         assert_eq!(inflight["receive_count"], 1);
-        let left = inflight["time_left_ms"].as_u64().expect("estimated");
+        let left = inflight["time_left_ms"].as_u64().expect("known");
         assert!(left > 25_000 && left <= 30_000, "{left}");
         assert_eq!(
             all["messages"][3]["message_attributes"]["kind"]["string_value"],
@@ -490,7 +381,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_queue_summary_missing_queues_and_the_delete_placeholder() {
+    async fn the_queue_summary_missing_queues_and_delete_by_id() {
         let s = shared();
         create(&s, "q", &[]).await;
         send(&s, "q", &["x"]).await;
@@ -500,17 +391,18 @@ mod tests {
         assert_eq!(missing.status, 404);
         let odd = messages_json(&s, &get("/_localsqs/queues/q/other", None)).await;
         assert_eq!(odd.status, 404);
-        let mut del = get("/_localsqs/queues/q/messages/some-id", None);
+        let page = body(&messages_json(&s, &get(URL, None)).await);
+        let id = page["messages"][0]["id"].as_str().expect("id").to_owned();
+        let mut del = get(&format!("{URL}/{id}"), None);
         del.method = "DELETE".into();
-        let resp = delete_message(&s, &del);
-        assert_eq!(resp.status, 501);
-        assert!(
-            body(&resp)["needs"]
-                .as_str()
-                .is_some_and(|n| n.contains("delete_by_id"))
-        );
+        let resp = delete_message(&s, &del).await;
+        assert_eq!(resp.status, 200, "{}", resp.body);
+        let again = delete_message(&s, &del).await;
+        assert_eq!(again.status, 404, "already gone");
+        let after = body(&messages_json(&s, &get("/_localsqs/queues/q", None)).await);
+        assert_eq!(after["visible"], 0);
         del.path = "/_localsqs/queues/nope/messages/x".into();
-        assert_eq!(delete_message(&s, &del).status, 404);
+        assert_eq!(delete_message(&s, &del).await.status, 404);
         assert!(BASE.starts_with("http://"));
         s.engine.close().await;
     }
