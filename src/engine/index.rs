@@ -123,6 +123,12 @@ impl MessageIndex {
         self.next_seq
     }
 
+    /// Makes new messages get sequence numbers from `seq` on (a purge still being carried out
+    /// on disk removes everything below it).
+    pub fn reserve_seqs_below(&mut self, seq: u64) {
+        self.next_seq = self.next_seq.max(seq);
+    }
+
     /// Send time of the newest message.
     pub fn last_sent_ms(&self) -> u64 {
         self.last_sent_ms

@@ -26,6 +26,10 @@ pub(super) fn registry_from(
                 let q = Queue::from_record(id, rec, &default_scope);
                 reg.add(q.map_err(StoreError::Decode)?);
             }
+            Row::Purge(qid, below) => match reg.get_mut(qid) {
+                Some(q) => q.reserve_seqs_below(below),
+                None => reg.reserve_id(qid),
+            },
             Row::Message(qid, seq, rec, state) => {
                 if let Some(q) = reg.get_mut(qid) {
                     q.restore(seq, rec, state, now);

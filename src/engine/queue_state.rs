@@ -143,6 +143,11 @@ impl Queue {
         &self.name
     }
 
+    /// New messages get sequence numbers from `seq` on.
+    pub fn reserve_seqs_below(&mut self, seq: u64) {
+        self.messages.reserve_seqs_below(seq);
+    }
+
     /// Its account and region.
     pub fn scope(&self) -> &Scope {
         &self.scope

@@ -35,6 +35,12 @@ impl Registry {
         }
     }
 
+    /// Keeps ids up to `id` from being given to new queues (a deleted queue whose rows are
+    /// still being removed on disk).
+    pub fn reserve_id(&mut self, id: u64) {
+        self.next_queue_id = self.next_queue_id.max(id + 1);
+    }
+
     /// The id the next new queue gets (ids are never reused within a run).
     pub fn next_id(&self) -> u64 {
         self.next_queue_id

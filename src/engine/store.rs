@@ -165,6 +165,10 @@ fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
 /// large backlog is never held twice in memory.
 #[derive(Debug)]
 pub(crate) enum Row {
+    /// A purge still being carried out: queue id, and every message below this sequence
+    /// number is gone (`u64::MAX`: the queue was deleted). Comes after the queues and before
+    /// any message.
+    Purge(u64, u64),
     /// Queue id and record (all queues come before any message).
     Queue(u64, QueueRecord),
     /// Queue id, sequence number, record and state.
@@ -180,6 +184,34 @@ pub(crate) struct Loaded {
     pub dedup: Vec<(u64, String, DedupRecord)>,
     /// Move tasks.
     pub tasks: Vec<TaskRecord>,
+    /// Purges still being carried out: (queue id, first sequence number kept).
+    pub purges: Vec<(u64, u64)>,
+}
+
+/// The prefix of the `meta` keys that record purges still being carried out.
+pub(super) const PURGE_KEY: &str = "purge/";
+
+/// The purges recorded in `meta`: `purge/<queue id>` → the first sequence number kept.
+fn pending_purges(
+    meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Vec<(u64, u64)>, StoreError> {
+    let mut out = Vec::new();
+    for row in meta.range(PURGE_KEY..).map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        let Some(id) = k.value().strip_prefix(PURGE_KEY) else {
+            break;
+        };
+        let id = id
+            .parse()
+            .map_err(|_| StoreError::Decode(format!("meta key {}", k.value())))?;
+        let below = v
+            .value()
+            .try_into()
+            .map(u64::from_be_bytes)
+            .map_err(|_| StoreError::Decode(format!("meta value of {}", k.value())))?;
+        out.push((id, below));
+    }
+    Ok(out)
 }
 
 pub(super) struct Job {
@@ -247,6 +279,7 @@ impl Store {
         let (db, loaded) = open_and_load(&path, cache_bytes, faults.clone(), sink)?;
         let (tx, rx) = mpsc::channel::<Job>();
         let ctx = WriterCtx {
+            purging: std::sync::Mutex::new(loaded.purges.clone()),
             path,
             cache_bytes,
             faults,
@@ -393,6 +426,12 @@ pub(crate) fn load(
             super::record::decode_queue(v.value()).map_err(StoreError::Decode)?,
         ))?;
     }
+    let purges = pending_purges(&txn.open_table(META).map_err(redb_err)?)?;
+    for &(id, below) in &purges {
+        sink(Row::Purge(id, below))?;
+    }
+    out.purges.clone_from(&purges);
+    let gone = |q: u64, s: u64| purges.iter().any(|&(id, below)| id == q && s < below);
     let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
     let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
     // Both tables share their keys, so walk them side by side instead of one lookup per row.
@@ -416,6 +455,9 @@ pub(crate) fn load(
                 state_rows.next();
             }
             break;
+        }
+        if gone(key.0, key.1) {
+            continue;
         }
         let rec: MessageRecord = decode(v.value())?;
         // A message that was never received has no state row: it is due at send + delay.

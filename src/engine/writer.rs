@@ -15,13 +15,13 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::{Duration, Instant};
 
-use redb::{Database, Durability};
+use redb::{Database, Durability, ReadableTable};
 
 use super::disk::{self, DiskFaults};
 use super::metrics::EngineMetrics;
 use super::record::encode;
 use super::store::{
-    DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, QUEUES, StoreError, TASKS,
+    DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, PURGE_KEY, QUEUES, StoreError, TASKS,
     TOMBSTONES, redb_err,
 };
 
@@ -53,6 +53,8 @@ pub(crate) type Reload = Box<dyn Fn(&Database) -> Result<(), StoreError> + Send 
 
 /// What the writer needs besides its database.
 pub(crate) struct WriterCtx {
+    /// Purges to carry out in the background, oldest first: (queue id, first seq kept).
+    pub purging: Mutex<Vec<(u64, u64)>>,
     pub path: PathBuf,
     pub cache_bytes: usize,
     pub faults: Option<Arc<DiskFaults>>,
@@ -61,9 +63,79 @@ pub(crate) struct WriterCtx {
     pub metrics: Arc<EngineMetrics>,
 }
 
+/// Most message rows one background purge step removes: small enough that a commit waiting
+/// behind it is not held up for long.
+const PURGE_STEP: usize = 2000;
+
+/// The next job: at once when one is waiting; otherwise, while purges are pending, one purge
+/// step first (requests always go before background work).
+fn next_job(db: &Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<Job> {
+    loop {
+        match rx.try_recv() {
+            Ok(job) => return Some(job),
+            Err(mpsc::TryRecvError::Disconnected) => return None,
+            Err(mpsc::TryRecvError::Empty) => {}
+        }
+        let pending = ctx
+            .purging
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .first()
+            .copied();
+        let Some((id, below)) = pending else {
+            return rx.recv().ok();
+        };
+        match purge_step(db, id, below) {
+            Ok(true) => {
+                ctx.purging
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .retain(|&p| p != (id, below));
+            }
+            Ok(false) => {}
+            Err(e) => {
+                // Leave it for later (it is recorded in meta); serve requests meanwhile.
+                tracing::warn!(error = %e, "background purge step failed");
+                return rx.recv().ok();
+            }
+        }
+    }
+}
+
+/// Removes up to [`PURGE_STEP`] messages of queue `id` below `below`; when none are left,
+/// also the purge's record. Answers whether the purge is done.
+fn purge_step(db: &Database, id: u64, below: u64) -> Result<bool, StoreError> {
+    let mut txn = db.begin_write().map_err(redb_err)?;
+    txn.set_durability(Durability::Immediate)
+        .map_err(redb_err)?;
+    let done = {
+        let mut messages = txn.open_table(MESSAGES).map_err(redb_err)?;
+        let mut states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+        let keys: Vec<(u64, u64)> = messages
+            .range((id, 0)..(id, below))
+            .map_err(redb_err)?
+            .take(PURGE_STEP)
+            .map(|r| r.map(|(k, _)| k.value()).map_err(redb_err))
+            .collect::<Result<_, _>>()?;
+        for k in &keys {
+            messages.remove(k).map_err(redb_err)?;
+            states.remove(k).map_err(redb_err)?;
+        }
+        let done = keys.len() < PURGE_STEP;
+        if done {
+            let mut meta = txn.open_table(META).map_err(redb_err)?;
+            meta.remove(format!("{PURGE_KEY}{id}").as_str())
+                .map_err(redb_err)?;
+        }
+        done
+    };
+    txn.commit().map_err(redb_err)?;
+    Ok(done)
+}
+
 /// The writer thread's loop.
 pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
-    while let Ok(first) = rx.recv() {
+    while let Some(first) = next_job(&db, rx, ctx) {
         let mut closing = first.close;
         let mut jobs = vec![first];
         while jobs.len() < MAX_BATCH && !closing {
@@ -81,7 +153,7 @@ pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
             ctx.metrics.commits.inc();
             #[allow(clippy::cast_precision_loss)]
             ctx.metrics.commit_batch.observe(jobs.len() as f64);
-            apply(&db, &jobs).map_err(|e| {
+            apply(&db, &jobs, ctx).map_err(|e| {
                 tracing::error!(error = %e, "commit failed; storage is unavailable until it recovers");
                 e.to_string()
             })
@@ -169,18 +241,26 @@ fn probe(db: &Database) -> Result<(), StoreError> {
     txn.commit().map_err(redb_err)
 }
 
-/// Removes every message and message state of one queue.
-fn clear_messages(
-    messages: &mut redb::Table<(u64, u64), &[u8]>,
-    states: &mut redb::Table<(u64, u64), &[u8]>,
+/// Records a purge of queue `id` below `below` in `meta`, merged with one already pending.
+fn record_purge(
+    txn: &redb::WriteTransaction,
     id: u64,
+    below: u64,
+    purges: &mut Vec<(u64, u64)>,
 ) -> Result<(), StoreError> {
-    messages
-        .retain_in((id, 0)..=(id, u64::MAX), |_, _| false)
+    let key = format!("{PURGE_KEY}{id}");
+    let mut meta = txn.open_table(META).map_err(redb_err)?;
+    let earlier = meta
+        .get(key.as_str())
+        .map_err(redb_err)?
+        .and_then(|v| v.value().try_into().ok().map(u64::from_be_bytes))
+        .unwrap_or(0);
+    let below = below.max(earlier);
+    meta.insert(key.as_str(), below.to_be_bytes().as_slice())
         .map_err(redb_err)?;
-    states
-        .retain_in((id, 0)..=(id, u64::MAX), |_, _| false)
-        .map_err(redb_err)
+    purges.retain(|&(q, _)| q != id);
+    purges.push((id, below));
+    Ok(())
 }
 
 /// Opens a table the first time an op of this commit needs it (opening all six tables for
@@ -194,7 +274,24 @@ macro_rules! table {
     };
 }
 
-fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
+fn apply(db: &Database, jobs: &[Job], ctx: &WriterCtx) -> Result<(), StoreError> {
+    let mut purges = Vec::new();
+    let result = apply_ops(db, jobs, &mut purges);
+    if result.is_ok() {
+        ctx.purging
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(purges);
+    }
+    result
+}
+
+/// Writes the jobs' ops in one transaction. Deleting or purging a queue writes a purge record
+/// (`meta`, `purge/<id>` → the first sequence number kept) instead of removing every message
+/// row at once: a queue of 200,000 messages would hold every other commit for a second. The
+/// rows go in the background, a step at a time ([`purge_step`]); until then the loader skips
+/// them and keeps their ids and sequence numbers from being reused.
+fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Result<(), StoreError> {
     let mut txn = db.begin_write().map_err(redb_err)?;
     txn.set_durability(Durability::Immediate)
         .map_err(redb_err)?;
@@ -213,18 +310,19 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
                     table!(dedup, txn, DEDUP)
                         .retain_in((*id, "")..(*id + 1, ""), |_, _| false)
                         .map_err(redb_err)?;
-                    clear_messages(
-                        table!(messages, txn, MESSAGES),
-                        table!(states, txn, MESSAGE_STATE),
-                        *id,
-                    )?;
+                    record_purge(&txn, *id, u64::MAX, purges)?;
                 }
                 Op::ClearQueue(id) => {
-                    clear_messages(
-                        table!(messages, txn, MESSAGES),
-                        table!(states, txn, MESSAGE_STATE),
-                        *id,
-                    )?;
+                    // Everything written so far goes; messages sent after the purge get
+                    // higher sequence numbers and stay.
+                    let below = table!(messages, txn, MESSAGES)
+                        .range((*id, 0)..=(*id, u64::MAX))
+                        .map_err(redb_err)?
+                        .next_back()
+                        .transpose()
+                        .map_err(redb_err)?
+                        .map_or(0, |(k, _)| k.value().1 + 1);
+                    record_purge(&txn, *id, below, purges)?;
                 }
                 Op::PutMessage(q, s, rec) => {
                     table!(messages, txn, MESSAGES)
@@ -298,4 +396,102 @@ fn apply(db: &Database, jobs: &[Job]) -> Result<(), StoreError> {
         }
     }
     txn.commit().map_err(redb_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use redb::ReadableDatabase;
+
+    use super::*;
+    use crate::engine::record::{MessageRecord, QueueRecord};
+    use crate::engine::store::{Row, load};
+
+    fn message(body: &str) -> Vec<u8> {
+        encode(&MessageRecord {
+            id: uuid::Uuid::nil(),
+            body: body.into(),
+            sent_ms: 1,
+            delay_s: 0,
+            md5_of_body: [0; 16],
+            extra: None,
+        })
+    }
+
+    /// A purge recorded but not yet carried out: the loader skips the rows below it, keeps the
+    /// ones above, and reports it; purge steps then remove the rows and the record.
+    #[test]
+    fn pending_purges_are_skipped_then_carried_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = disk::open(&dir.path().join("t.redb"), 1 << 20, None).expect("opens");
+        let txn = db.begin_write().expect("txn");
+        {
+            let mut queues = txn.open_table(QUEUES).expect("table");
+            let rec = QueueRecord {
+                name: "q".into(),
+                fifo: false,
+                attributes: std::collections::BTreeMap::new(),
+                tags: std::collections::BTreeMap::new(),
+                created_s: 0,
+                modified_s: 0,
+                last_purge_ms: None,
+                dedup_per_group: false,
+                scope: None,
+            };
+            queues.insert(1, encode(&rec).as_slice()).expect("insert");
+            let mut messages = txn.open_table(MESSAGES).expect("table");
+            for seq in 1..=5u64 {
+                messages
+                    .insert((1, seq), message(&format!("m{seq}")).as_slice())
+                    .expect("insert");
+                messages
+                    .insert((7, seq), message("of a deleted queue").as_slice())
+                    .expect("insert");
+            }
+            txn.open_table(MESSAGE_STATE).expect("table");
+            txn.open_table(TOMBSTONES).expect("table");
+            txn.open_table(DEDUP).expect("table");
+            txn.open_table(TASKS).expect("table");
+            let mut meta = txn.open_table(META).expect("table");
+            meta.insert("purge/1", 4u64.to_be_bytes().as_slice())
+                .expect("insert");
+            meta.insert("purge/7", u64::MAX.to_be_bytes().as_slice())
+                .expect("insert");
+        }
+        txn.commit().expect("commit");
+
+        let mut seen = Vec::new();
+        let loaded = load(&db, &mut |row| {
+            match row {
+                Row::Purge(q, below) => seen.push(format!("purge {q} below {below}")),
+                Row::Message(q, s, rec, _) => seen.push(format!("{q}/{s} {}", rec.body)),
+                Row::Queue(..) => {}
+            }
+            Ok(())
+        })
+        .expect("loads");
+        assert_eq!(
+            seen,
+            [
+                "purge 1 below 4".to_owned(),
+                format!("purge 7 below {}", u64::MAX),
+                "1/4 m4".to_owned(),
+                "1/5 m5".to_owned(),
+            ]
+        );
+        assert_eq!(loaded.purges, [(1, 4), (7, u64::MAX)]);
+
+        assert!(purge_step(&db, 1, 4).expect("step"), "three rows: one step");
+        assert!(purge_step(&db, 7, u64::MAX).expect("step"));
+        let txn = db.begin_read().expect("txn");
+        let left = txn
+            .open_table(MESSAGES)
+            .expect("table")
+            .iter()
+            .expect("iter")
+            .count();
+        assert_eq!(left, 2, "m4 and m5");
+        let meta = txn.open_table(META).expect("table");
+        assert!(meta.get("purge/1").expect("get").is_none());
+        assert!(meta.get("purge/7").expect("get").is_none());
+    }
 }

@@ -20,7 +20,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer go-v1 go-v2 php-asyncaws ruby-v1
-  boto2 aiobotocore boto3-faults boto3-faults-query)
+  boto2 aiobotocore boto3-faults boto3-faults-query boto3-scopes sigv4)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
 
@@ -207,7 +207,7 @@ setup_ok() { # setup_ok NAME: true if that setup step succeeded (prints its log 
 
 log "== compat: clients: ${CLIENTS[*]}"
 log "== compat: installing pinned clients (in the background) and building the server"
-wants boto3-current awscli boto3-faults && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
+wants boto3-current awscli boto3-faults boto3-scopes sigv4 && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
 wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants aiobotocore && start_setup venv-aio setup_venv aio "$HERE/requirements-aio.txt"
 wants js-v3 js-v2 sqs-consumer && start_setup npm setup_npm
@@ -306,6 +306,10 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=(/usr/bin/python3 "$HERE/python/boto2_scenario.py" --endpoint "$ENDPOINT" --name boto2) ;;
     aiobotocore) DEP=venv-aio; PROTO=JSON
       CMD=("$HERE/.venv/aio/bin/python" "$HERE/python/aiobotocore_scenario.py" --endpoint "$ENDPOINT" --name aiobotocore) ;;
+    boto3-scopes) DEP=venv-current; PROTO=JSON
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/python/scopes_scenario.py" --endpoint "$ENDPOINT" --name boto3-scopes) ;;
+    sigv4) DEP=venv-current; PROTO=JSON
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/python/sigv4_scenario.py" --binary "$BIN" --name sigv4) ;;
     boto3-faults) DEP=venv-current; PROTO=JSON
       CMD=("$HERE/.venv/current/bin/python" "$HERE/python/faults_scenario.py" --endpoint "$ENDPOINT" --name boto3-faults --protocol json) ;;
     boto3-faults-query) DEP=venv-query; PROTO=QUERY
