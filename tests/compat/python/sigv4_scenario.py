@@ -5,8 +5,8 @@ server with `--auth sigv4 --credentials AKIDCOMPAT:right-secret` on a free port:
 
     python sigv4_scenario.py --binary target/release/localsqs --name sigv4 --protocol json
 
-Right secret: requests pass (header-signed, and a presigned Query URL from boto3's
-generate_presigned_url). Wrong secret: SignatureDoesNotMatch (403). Unknown key:
+Right secret: requests pass (header-signed, and a presigned Query URL made by botocore's
+SigV4QueryAuth). Wrong secret: SignatureDoesNotMatch (403). Unknown key:
 InvalidClientTokenId (403). The same through the AWS CLI.
 """
 
@@ -21,7 +21,10 @@ import urllib.error
 import urllib.request
 
 import boto3
+from botocore.auth import SigV4QueryAuth
+from botocore.awsrequest import AWSRequest
 from botocore.config import Config
+from botocore.credentials import Credentials as BotoCredentials
 from botocore.exceptions import ClientError
 
 KEY, SECRET = "AKIDCOMPAT", "right-secret"
@@ -89,9 +92,11 @@ def run(binary):
         expect_error(lambda: client(endpoint, "AKIDOTHER", SECRET).list_queues(),
                      "InvalidClientTokenId", 403)
         print("  ok   boto3 with a wrong secret or an unknown key")
-        presigned = good.generate_presigned_url(
-            "get_queue_attributes", Params={"QueueUrl": url, "AttributeNames": ["All"]},
-            ExpiresIn=60)
+        # botocore's own query-string signer on a Query request (boto3's generate_presigned_url
+        # signs JSON-protocol headers a plain GET cannot send).
+        req = AWSRequest(method="GET", url=endpoint + "/?Action=ListQueues&Version=2012-11-05")
+        SigV4QueryAuth(BotoCredentials(KEY, SECRET), "sqs", "us-east-1", expires=60).add_auth(req)
+        presigned = req.url
         with urllib.request.urlopen(presigned, timeout=10) as r:
             assert r.status == 200, r.status
         tampered = presigned.replace("X-Amz-Signature=", "X-Amz-Signature=0")
