@@ -357,7 +357,10 @@ fn raw_requests_never_get_a_5xx_or_a_hang() {
         "{}",
         String::from_utf8_lossy(&created)
     );
-    let mut runner = TestRunner::new(config(200));
+    // This runner has no source file to record seeds next to; a failure prints its bytes.
+    let mut cfg = config(200);
+    cfg.failure_persistence = None;
+    let mut runner = TestRunner::new(cfg);
     let result = runner.run(&raw(), |bytes| {
         let answer = rt
             .block_on(exchange(addr, &bytes))
