@@ -86,6 +86,10 @@ pub(super) struct MessageIndex {
     delayed: usize,
     /// Send time of the newest message, to keep sent times monotonic per queue.
     last_sent_ms: u64,
+    /// (sent ms, seq) of messages that arrived older than a message already here (moved in
+    /// from a source queue with their original send time): retention cannot find them by
+    /// walking the queue in order.
+    late: BTreeSet<(u64, u64)>,
     /// The latest time the index was told about (`insert`, `promote`): the moment a delete
     /// frees a group.
     clock_ms: u64,
@@ -111,6 +115,7 @@ impl MessageIndex {
             inflight: 0,
             delayed: 0,
             last_sent_ms: 0,
+            late: BTreeSet::new(),
             clock_ms: 0,
             groups: Groups::default(),
             window: Window::default(),
@@ -166,6 +171,11 @@ impl MessageIndex {
         self.msgs.get(&seq)
     }
 
+    /// The oldest-sent message among those that arrived out of send order.
+    pub fn oldest_late(&self) -> Option<(u64, u64)> {
+        self.late.first().copied()
+    }
+
     /// The oldest message.
     pub fn first(&self) -> Option<(u64, &Msg)> {
         self.msgs.first_key_value().map(|(s, m)| (*s, m))
@@ -205,6 +215,9 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
+        if rec.sent_ms < self.last_sent_ms {
+            self.late.insert((rec.sent_ms, seq));
+        }
         self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
         self.next_seq = self.next_seq.max(seq + 1);
         let group = Arc::clone(&rec);
@@ -300,6 +313,7 @@ impl MessageIndex {
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(&seq)?;
+        self.late.remove(&(m.rec.sent_ms, seq));
         if self.fifo {
             self.window.removed(seq, &self.msgs);
         }
@@ -318,6 +332,7 @@ impl MessageIndex {
     /// Drops every message.
     pub fn clear(&mut self) {
         self.msgs.clear();
+        self.late.clear();
         self.groups.clear();
         self.window.clear();
         self.ready.clear();

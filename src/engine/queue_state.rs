@@ -373,6 +373,14 @@ impl Queue {
             }
             self.delete(seq, ops);
         }
+        // Messages moved in from a source queue keep their send time, so they can be older
+        // than messages ahead of them (docs/protocol.md §6.10).
+        while let Some((sent_ms, seq)) = self.messages.oldest_late() {
+            if sent_ms + keep_ms > now {
+                break;
+            }
+            self.delete(seq, ops);
+        }
         if self.messages.events() != events {
             self.wake();
         }

@@ -29,9 +29,9 @@ pub enum Retention {
     /// As AWS documents it: each message expires on its own, from its original send in a
     /// standard queue and from its move into a FIFO dead-letter queue.
     Aws,
-    /// As localsqs does today: from the original send in both kinds, and a queue is expired
-    /// from its first message up to the first one still alive, so a message moved in behind a
-    /// younger one outlives its retention (docs/testing.md, "Known differences").
+    /// As localsqs does today: from the original send in both kinds, so a message moved into a
+    /// FIFO dead-letter queue keeps its original retention (docs/testing.md, "Known
+    /// differences"). Each message still expires on its own.
     EngineToday,
 }
 
@@ -444,17 +444,11 @@ impl Model {
     /// dead-letter queue (§6.15), and forgotten deduplication ids.
     fn expire(&mut self) {
         let now = self.now;
-        let rule = retention();
         for q in &mut self.queues {
             let keep_ms = u64::from(q.setup.retention_s) * 1000;
-            let alive = |m: &Msg| m.enqueued_ms + keep_ms > now;
-            match rule {
-                Retention::Aws => q.msgs.retain(alive),
-                Retention::EngineToday => {
-                    let dead = q.msgs.iter().take_while(|m| !alive(m)).count();
-                    q.msgs.drain(..dead);
-                }
-            }
+            // Each message expires on its own, even behind a younger one (a dead-letter queue
+            // holds moved messages with their original send time).
+            q.msgs.retain(|m| m.enqueued_ms + keep_ms > now);
             q.dedup.retain(|_, d| d.expires_ms > now);
         }
     }

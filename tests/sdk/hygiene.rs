@@ -154,3 +154,46 @@ async fn deleted_and_purged_messages_stay_gone_across_restarts() {
     assert_eq!(super::harness::bodies(&got), ["after"]);
     t.shutdown().await;
 }
+
+/// A message moved into a standard dead-letter queue keeps its send time, so it can be older
+/// than a message already there; it must still expire at its own retention, not wait behind
+/// the younger one (found by the model test).
+#[tokio::test]
+async fn a_moved_message_expires_behind_a_younger_one() {
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    let t = TestServer::start().await;
+    let dlq = t
+        .create_queue("retained-dlq", &[(A::MessageRetentionPeriod, "60")])
+        .await;
+    let dlq_arn = super::harness::arn(&t, &dlq).await;
+    let src = t
+        .create_queue(
+            "retained-src",
+            &[
+                (A::VisibilityTimeout, "0"),
+                (A::RedrivePolicy, &super::harness::policy(&dlq_arn, 1)),
+            ],
+        )
+        .await;
+    t.send(&src, "old").await;
+    t.receive(&src, 1).await;
+    t.advance_secs(30);
+    t.send(&dlq, "young").await;
+    assert!(
+        t.receive(&src, 1).await.is_empty(),
+        "moves 'old' to the DLQ"
+    );
+    assert_eq!(t.counts(&dlq).await, (2, 0, 0));
+    t.advance_secs(31);
+    t.server.engine().sweep();
+    assert_eq!(
+        t.counts(&dlq).await,
+        (1, 0, 0),
+        "'old' is 61 s old; 'young' 31 s"
+    );
+    assert_eq!(
+        super::harness::bodies(&t.receive(&dlq, 10).await),
+        ["young"]
+    );
+    t.shutdown().await;
+}
