@@ -66,7 +66,7 @@ struct Flags {
     idle_timeout: u64,
     /// Most connections open at once; more clients wait in the listen backlog. Above three
     /// quarters of it, idle and slow connections get one second.
-    #[arg(long, env = "LOCALSQS_MAX_CONNECTIONS", default_value_t = 512)]
+    #[arg(long, env = "LOCALSQS_MAX_CONNECTIONS", default_value_t = 4096)]
     max_connections: usize,
     /// A browser origin (e.g. http://localhost:3000) allowed to call the server, with CORS;
     /// repeatable, or comma-separated in the variable; `*` allows any. Browser requests from

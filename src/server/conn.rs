@@ -30,7 +30,8 @@ pub struct ConnectionLimits {
     pub body_timeout: Duration,
     /// Longest time a keep-alive connection may sit idle between requests.
     pub idle_timeout: Duration,
-    /// Most connections open at once; further clients wait in the listen backlog.
+    /// Most connections open at once; further clients wait in the listen backlog. Lowered at
+    /// start to what the process's file-descriptor limit allows (see [`usable_connections`]).
     pub max_connections: usize,
 }
 
@@ -40,9 +41,22 @@ impl Default for ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(75),
-            max_connections: 512,
+            max_connections: 4096,
         }
     }
+}
+
+/// File descriptors kept for everything but connections: the data file, the listener, logs.
+const RESERVED_FDS: u64 = 64;
+
+/// The connection cap the process can honour: it raises its soft file-descriptor limit to the
+/// hard one (containers often start at a soft 1,024 under a far higher hard limit), then keeps
+/// the cap below it, so the cap, not EMFILE, is what slow clients run into.
+#[must_use]
+pub fn usable_connections(wanted: usize) -> usize {
+    let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(u64::MAX);
+    let fit = usize::try_from(limit.saturating_sub(RESERVED_FDS)).unwrap_or(usize::MAX);
+    wanted.min(fit).max(1)
 }
 
 /// The timeout that applies under pressure (more than three quarters of the cap in use).

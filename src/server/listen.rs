@@ -64,7 +64,8 @@ pub(super) async fn accept_loop(
     mut stop: watch::Receiver<bool>,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let limits = shared.options.limits;
+    let mut limits = shared.options.limits;
+    limits.max_connections = super::conn::usable_connections(limits.max_connections);
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let gauge = Gauge::new(limits);
     let mut backoff = AcceptBackoff::new();

@@ -126,3 +126,63 @@ async fn idle_keep_alive_connections_do_not_delay_shutdown() {
         .await
         .expect("shutdown does not wait for idle connections");
 }
+
+/// A thousand parked long polls are busy connections, not idle ones: the default cap holds
+/// them all, and none is cut (the benchmark's W5 lost them to a cap of 512).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_parked_long_polls_are_all_answered() {
+    const POLLS: usize = 700;
+    let server = localsqs::Server::builder().start().await.expect("starts");
+    let addr = server.local_addr();
+    let create = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n\
+        X-Amz-Target: AmazonSQS.CreateQueue\r\nConnection: close\r\nContent-Length: 20\r\n\r\n\
+        {\"QueueName\":\"pq\"}  ";
+    let mut s = TcpStream::connect(addr).await.expect("connects");
+    s.write_all(create).await.expect("writes");
+    let mut out = String::new();
+    s.read_to_string(&mut out).await.expect("reads");
+    assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+    let body = format!(r#"{{"QueueUrl":"http://{addr}/000000000000/pq","WaitTimeSeconds":20}}"#);
+    let request = format!(
+        "POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-amz-json-1.0\r\n\
+         X-Amz-Target: AmazonSQS.ReceiveMessage\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut polls = Vec::new();
+    for _ in 0..POLLS {
+        let request = request.clone();
+        polls.push(tokio::spawn(async move {
+            let mut s = TcpStream::connect(addr).await.expect("connects");
+            s.write_all(request.as_bytes()).await.expect("writes");
+            let mut out = String::new();
+            s.read_to_string(&mut out).await.map(|_| out)
+        }));
+    }
+    // End every wait on the server's clock, again and again until the last poll has parked
+    // and been answered.
+    let server = std::sync::Arc::new(server);
+    let advancer = tokio::spawn({
+        let server = std::sync::Arc::clone(&server);
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                server.advance(Duration::from_secs(20));
+            }
+        }
+    });
+    let mut answered = 0;
+    for p in polls {
+        let out = tokio::time::timeout(GUARD, p)
+            .await
+            .expect("answered, not left hanging")
+            .expect("joins")
+            .expect("not cut");
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        answered += 1;
+    }
+    assert_eq!(answered, POLLS);
+    advancer.abort();
+    let _ = advancer.await;
+    let server = std::sync::Arc::into_inner(server).expect("the advancer is gone");
+    server.shutdown().await;
+}
