@@ -205,16 +205,23 @@ fn queues_page(shared: &Shared, base_url: &str, q: &ListQuery) -> Value {
         .filter(|c| needle.is_empty() || c.name.to_lowercase().contains(&needle))
         .collect();
     let total = matching.len();
-    let account = &shared.options.account_id;
+    let scopes: std::collections::BTreeSet<_> = matching.iter().map(|c| c.scope.clone()).collect();
     let queues: Vec<Value> = matching
         .into_iter()
         .skip(q.offset)
         .take(q.limit)
         .map(|c| {
+            // The /queue/<region>/<account>/<name> form names the queue's region too, so the
+            // console's unsigned requests reach queues of every region.
             json!({
                 "name": c.name,
-                "url": format!("{base_url}/{account}/{}", c.name),
-                "arn": shared.engine.queue_arn(&c.name),
+                "account": c.scope.account,
+                "region": c.scope.region,
+                "url": format!(
+                    "{base_url}/queue/{}/{}/{}",
+                    c.scope.region, c.scope.account, c.name
+                ),
+                "arn": c.scope.arn(&c.name),
                 "fifo": c.name.ends_with(".fifo"),
                 "dlq": false,
                 "visible": c.visible,
@@ -229,6 +236,7 @@ fn queues_page(shared: &Shared, base_url: &str, q: &ListQuery) -> Value {
         "offset": q.offset,
         "limit": q.limit,
         "now_ms": shared.clock.state().now_ms,
+        "scopes": scopes.len(),
         "queues": queues,
     })
 }
@@ -494,7 +502,11 @@ pub(super) mod tests {
         assert_eq!(q("live")["dlq"], false);
         assert_eq!(q("live")["visible"], 2);
         assert_eq!(q("live")["in_flight"], 0);
-        assert_eq!(q("live")["url"], format!("{BASE}/000000000000/live"));
+        assert_eq!(
+            q("live")["url"],
+            format!("{BASE}/queue/us-east-1/000000000000/live")
+        );
+        assert_eq!(q("live")["region"], "us-east-1");
         assert_eq!(q("jobs.fifo")["fifo"], true);
         assert_eq!(q("dead")["arn"], arn);
         s.engine.close().await;

@@ -177,6 +177,22 @@ describe('web console', () => {
     await page.close();
   });
 
+  test('queues of another region are listed with their region and open on their own page', async () => {
+    const { QueueUrl } = await server.sqs('CreateQueue', { QueueName: 'ui-far' }, { region: 'eu-west-1' });
+    await server.sqs('SendMessage', { QueueUrl, MessageBody: 'from Ireland' }, { region: 'eu-west-1' });
+    const page = await browser.page();
+    await page.goto(`${ui}#/`);
+    const row = page.locator('tr[data-queue="ui-far"]');
+    await row.waitFor();
+    assert.match(await row.locator('.badge.scope').textContent(), /eu-west-1 · 000000000000/);
+    await row.getByRole('link', { name: 'ui-far' }).click();
+    await page.getByRole('heading', { name: 'ui-far', level: 1 }).waitFor();
+    const msg = page.locator('details.msg', { hasText: 'from Ireland' });
+    await msg.waitFor();
+    await page.close();
+    await server.sqs('DeleteQueue', { QueueUrl }, { region: 'eu-west-1' });
+  });
+
   test('a queue that does not exist says so', async () => {
     const page = await browser.page();
     await page.goto(`${ui}#/queue/no-such-queue`);

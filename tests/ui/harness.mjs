@@ -67,10 +67,13 @@ export class SqsError extends Error {}
 /** The SQS API and the admin endpoints of a server, from Node (no Origin: like an SDK). */
 export function apiClient(endpoint) {
   const account = '000000000000';
-  async function sqs(action, params = {}) {
+  async function sqs(action, params = {}, { region } = {}) {
+    const headers = { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `AmazonSQS.${action}` };
+    // An SDK signing for another region names it in its credential scope.
+    if (region) headers.Authorization = `AWS4-HMAC-SHA256 Credential=test/20261201/${region}/sqs/aws4_request, SignedHeaders=host, Signature=0`;
     const resp = await fetch(`${endpoint}/`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `AmazonSQS.${action}` },
+      headers,
       body: JSON.stringify(params),
     });
     const text = await resp.text();

@@ -3,6 +3,7 @@
 //! their state), built from `Engine::peek`, which changes no visibility and no receive count;
 //! and `DELETE /_localsqs/queues/<name>/messages/<id>`, which waits for an engine method.
 
+use crate::engine::Scope;
 use crate::engine::peek::PeekState;
 use std::collections::BTreeMap;
 
@@ -63,12 +64,34 @@ fn segments(path: &str) -> Vec<&str> {
         .collect()
 }
 
-fn counts_of(shared: &Shared, name: &str) -> Option<QueueCounts> {
+/// The account and region a console request names (`?region=&account=`), else the
+/// configured ones.
+fn scope_of(shared: &Shared, req: &WireRequest) -> Scope {
+    let f = crate::wire::form_fields(req.query.as_deref(), &[]).unwrap_or_default();
+    let mut scope = shared.engine.default_scope();
+    if let Some(r) = f.get("region").filter(|r| !r.is_empty()) {
+        r.clone_into(&mut scope.region);
+    }
+    if let Some(a) = f.get("account").filter(|a| !a.is_empty()) {
+        a.clone_into(&mut scope.account);
+    }
+    scope
+}
+
+/// The queue URL the console addresses a queue by: the form that names its region.
+fn url_of(req: &WireRequest, scope: &Scope, name: &str) -> String {
+    format!(
+        "{}/queue/{}/{}/{name}",
+        req.base_url, scope.region, scope.account
+    )
+}
+
+fn counts_of(shared: &Shared, scope: &Scope, name: &str) -> Option<QueueCounts> {
     shared
         .engine
         .queue_counts()
         .into_iter()
-        .find(|c| c.name == name)
+        .find(|c| c.name == name && c.scope == *scope)
 }
 
 fn no_queue(name: &str) -> WireResponse {
@@ -78,7 +101,7 @@ fn no_queue(name: &str) -> WireResponse {
 /// `GET /_localsqs/queues/<name>[/messages]`.
 pub(in crate::server) async fn messages_json(shared: &Shared, req: &WireRequest) -> WireResponse {
     match segments(&req.path)[..] {
-        [name] => match counts_of(shared, name) {
+        [name] => match counts_of(shared, &scope_of(shared, req), name) {
             None => no_queue(name),
             Some(c) => json_response(
                 200,
@@ -104,10 +127,11 @@ pub(in crate::server) async fn messages_json(shared: &Shared, req: &WireRequest)
 pub(in crate::server) async fn delete_message(shared: &Shared, req: &WireRequest) -> WireResponse {
     match segments(&req.path)[..] {
         [name, "messages", id] => {
-            if counts_of(shared, name).is_none() {
+            let scope = scope_of(shared, req);
+            if counts_of(shared, &scope, name).is_none() {
                 return no_queue(name);
             }
-            let url = format!("{}/{}/{name}", req.base_url, shared.options.account_id);
+            let url = url_of(req, &scope, name);
             match shared.engine.delete_by_id(&url, id).await {
                 Ok(true) => json_response(200, &json!({ "deleted": id })),
                 Ok(false) => error(404, &format!("no message {id:?} in {name}")),
@@ -146,8 +170,9 @@ fn page_query(req: &WireRequest) -> Result<PageQuery, WireResponse> {
 
 async fn page(shared: &Shared, req: &WireRequest, name: &str) -> Result<Value, WireResponse> {
     let q = page_query(req)?;
-    let counts = counts_of(shared, name).ok_or_else(|| no_queue(name))?;
-    let url = format!("{}/{}/{name}", req.base_url, shared.options.account_id);
+    let scope = scope_of(shared, req);
+    let counts = counts_of(shared, &scope, name).ok_or_else(|| no_queue(name))?;
+    let url = url_of(req, &scope, name);
     let now = shared.clock.state().now_ms;
     let state = q.state.map(|s| match s {
         State::Visible => PeekState::Visible,

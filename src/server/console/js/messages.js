@@ -22,6 +22,9 @@ export function messagesView({ name, fifo, params }) {
   let latest = 0;
   const items = new Map();
   const path = `queues/${encodeURIComponent(name)}/messages`;
+  // The queue's region and account, when the page names them, go with every request.
+  const scope = {};
+  for (const k of ['region', 'account']) if (params.get(k)) scope[k] = params.get(k);
 
   const radios = {};
   const segmented = h('div', { class: 'segmented', role: 'radiogroup', 'aria-label': 'Show messages' },
@@ -59,6 +62,7 @@ export function messagesView({ name, fifo, params }) {
 
   function remember() {
     const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(scope)) q.set(k, v);
     if (state !== 'all') q.set('state', state);
     if (pageNo > 1) q.set('page', String(pageNo));
     const s = q.toString();
@@ -68,7 +72,7 @@ export function messagesView({ name, fifo, params }) {
   async function load() {
     const seq = ++latest;
     const started = performance.now();
-    const d = await admin(`${path}${query({ state, offset: (pageNo - 1) * PAGE, limit: PAGE })}`);
+    const d = await admin(`${path}${query({ ...scope, state, offset: (pageNo - 1) * PAGE, limit: PAGE })}`);
     if (seq !== latest) return;
     lastLoad = Date.now();
     lastCost = performance.now() - started;
@@ -170,7 +174,7 @@ export function messagesView({ name, fifo, params }) {
       ? h('button', {
         type: 'button', class: 'small',
         onclick: async (e) => {
-          const d = await admin(`${path}${query({ id: m.id })}`);
+          const d = await admin(`${path}${query({ ...scope, id: m.id })}`);
           if (d.messages[0]) pre.textContent = d.messages[0].body;
           e.currentTarget.remove();
         },
@@ -200,7 +204,7 @@ export function messagesView({ name, fifo, params }) {
 
   function remove(m) {
     return confirmDialog('Delete this message?', `Deletes message ${m.id} from ${name} without receiving it.`, 'Delete message', async () => {
-      await admin(`${path}/${encodeURIComponent(m.id)}`, { method: 'DELETE' });
+      await admin(`${path}/${encodeURIComponent(m.id)}${query(scope)}`, { method: 'DELETE' });
       toast('Deleted the message');
       changed();
       await load();

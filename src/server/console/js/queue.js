@@ -2,7 +2,7 @@
 // tags (editable), its messages, and the actions (send, purge, redrive, delete).
 
 import { h, fill, fmtInt, fmtTime, toast, field, openDialog, confirmDialog, val, changed } from './dom.js';
-import { sqs, admin, attributes } from './api.js';
+import { sqs, admin, attributes, query } from './api.js';
 import { sample, samples, sparkline, forget } from './spark.js';
 import { messagesView } from './messages.js';
 import { sendDialog, redriveDialog, tasksTable } from './actions.js';
@@ -65,7 +65,12 @@ export function queuePage(main, name, params) {
 
   async function init() {
     try {
-      url = (await sqs('GetQueueUrl', { QueueName: name })).QueueUrl;
+      // A queue in another region or account is addressed by the URL form that names both.
+      const region = params.get('region');
+      const account = params.get('account');
+      url = region && account
+        ? `${location.origin}/queue/${encodeURIComponent(region)}/${encodeURIComponent(account)}/${encodeURIComponent(name)}`
+        : (await sqs('GetQueueUrl', { QueueName: name })).QueueUrl;
     } catch (e) {
       if (/QueueDoesNotExist|NonExistentQueue/.test(e.code)) return missing();
       throw e;
@@ -187,7 +192,7 @@ export function queuePage(main, name, params) {
     if (gone || !url) return;
     let counts;
     try {
-      counts = await admin(`queues/${encodeURIComponent(name)}`);
+      counts = await admin(`queues/${encodeURIComponent(name)}${query({ region: params.get('region'), account: params.get('account') })}`);
     } catch (e) {
       if (e.status === 404) return missing();
       throw e;

@@ -94,11 +94,14 @@ export function queuesPage(main, params, initial) {
       ? `${fmtInt(data.total)} of ${fmtInt(data.all)} queues match “${filter}”`
       : `${fmtInt(data.all)} ${data.all === 1 ? 'queue' : 'queues'}`;
     const seen = new Set();
+    // With queues in more than one account or region, each row says where its queue lives.
+    const scoped = data.scopes > 1;
     data.queues.forEach((q, i) => {
-      sample(q.name, q);
-      seen.add(q.name);
-      const row = rows.get(q.name) || makeRow(q);
-      rows.set(q.name, row);
+      sample(q.url, q);
+      seen.add(q.url);
+      const row = rows.get(q.url) || makeRow(q);
+      row.where.hidden = !scoped;
+      rows.set(q.url, row);
       update(row, q);
       if (tbody.children[i] !== row.tr) tbody.insertBefore(row.tr, tbody.children[i] || null);
     });
@@ -118,7 +121,9 @@ export function queuesPage(main, params, initial) {
   }
 
   function makeRow(q) {
-    const link = h('a', { class: 'queue-name', href: `#/queue/${encodeURIComponent(q.name)}` }, q.name);
+    const scope = `?region=${encodeURIComponent(q.region)}&account=${encodeURIComponent(q.account)}`;
+    const link = h('a', { class: 'queue-name', href: `#/queue/${encodeURIComponent(q.name)}${scope}` }, q.name);
+    const where = h('span', { class: 'badge scope', title: 'Region and account', hidden: true }, `${q.region} · ${q.account}`);
     const kind = h('span', { class: q.fifo ? 'badge fifo' : 'badge standard' }, q.fifo ? 'FIFO' : 'Standard');
     const dlq = h('span', { class: 'badge dlq', title: 'Dead-letter queue: another queue’s RedrivePolicy targets it', hidden: true }, 'DLQ');
     const counts = Object.fromEntries(COUNTS.map((c) => [c, h('td', { class: 'num', dataset: { count: c } })]));
@@ -128,9 +133,9 @@ export function queuesPage(main, params, initial) {
       onclick: () => deleteQueue(q.name, row.url, row.total),
     }, 'Delete');
     const tr = h('tr', { dataset: { queue: q.name } },
-      h('td', {}, h('div', { class: 'cell-name' }, link, kind, dlq)),
+      h('td', {}, h('div', { class: 'cell-name' }, link, kind, dlq, where)),
       counts.visible, counts.in_flight, counts.delayed, chart, h('td', { class: 'actions' }, del));
-    const row = { tr, dlq, counts, chart, url: q.url, total: 0 };
+    const row = { tr, dlq, where, counts, chart, url: q.url, total: 0 };
     return row;
   }
 
@@ -143,7 +148,7 @@ export function queuesPage(main, params, initial) {
       if (row.counts[c].textContent !== text) row.counts[c].textContent = text;
       row.counts[c].classList.toggle('zero', q[c] === 0);
     }
-    fill(row.chart, sparkline(samples(q.name), { label: q.name }));
+    fill(row.chart, sparkline(samples(q.url), { label: q.name }));
   }
 
   if (initial && !filter && pageNo === 1) render(initial);
