@@ -96,6 +96,8 @@ struct Inner {
     tasks_notify: Arc<tokio::sync::Notify>,
     /// Counters for `/metrics`.
     metrics: Arc<metrics::EngineMetrics>,
+    /// The configured account and region, shared by every request that names no other.
+    default_scope: Arc<Scope>,
 }
 
 /// The SQS engine. Cheap to clone; all clones share one state.
@@ -136,6 +138,7 @@ impl Engine {
             Ok(loaded)
         })?;
         let store = opened.ok_or(StoreError::Closed)?;
+        let (cfg_account, cfg_region) = (cfg.account_id.clone(), cfg.region.clone());
         let engine = Engine {
             inner: Arc::new(Inner {
                 registry: Mutex::new(reg),
@@ -146,6 +149,10 @@ impl Engine {
                 closing: AtomicBool::new(false),
                 tasks_notify: Arc::new(tokio::sync::Notify::new()),
                 metrics,
+                default_scope: Arc::new(Scope {
+                    account: cfg_account,
+                    region: cfg_region,
+                }),
             }),
         };
         let running: Vec<String> = engine
@@ -298,7 +305,22 @@ impl Engine {
 
     /// Runs one command, in the scope (account and region) the request context names.
     pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
-        scope::within(self.request_scope(ctx), self.run(ctx, cmd)).await
+        scope::within(self.request_scope_shared(ctx), self.run(ctx, cmd)).await
+    }
+
+    /// [`Engine::request_scope`], sharing the configured scope when the request names no
+    /// other (the usual case), so a request allocates nothing for it.
+    fn request_scope_shared(&self, ctx: &RequestContext) -> Arc<Scope> {
+        let default = &self.inner.default_scope;
+        let account = ctx
+            .access_key
+            .as_deref()
+            .filter(|k| scope::is_account_id(k) && *k != default.account);
+        let region = ctx.region.as_deref().filter(|r| *r != default.region);
+        if account.is_none() && region.is_none() {
+            return Arc::clone(default);
+        }
+        Arc::new(self.request_scope(ctx))
     }
 
     /// The account and region a request acts in: the region of its credential scope, else the
@@ -335,12 +357,12 @@ impl Engine {
 
     /// Runs `f` in `scope` (for calls outside [`Engine::execute`], such as the peek).
     pub fn in_scope<R>(&self, scope: Scope, f: impl FnOnce() -> R) -> R {
-        scope::within_sync(scope, f)
+        scope::within_sync(Arc::new(scope), f)
     }
 
     /// The scope of the request being executed, or the configured one outside any.
-    fn current_scope(&self) -> Scope {
-        scope::current().unwrap_or_else(|| self.default_scope())
+    fn current_scope(&self) -> Arc<Scope> {
+        scope::current().unwrap_or_else(|| Arc::clone(&self.inner.default_scope))
     }
 
     async fn run(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
@@ -433,14 +455,10 @@ impl Engine {
     /// account and region the URL names, else the request's.
     fn resolve(&self, reg: &Registry, url: &str) -> SqsResult<u64> {
         let parts = scope::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
-        let mut scope = self.current_scope();
-        if let Some(a) = parts.account {
-            a.clone_into(&mut scope.account);
-        }
-        if let Some(r) = parts.region {
-            r.clone_into(&mut scope.region);
-        }
-        reg.id_of(&scope, parts.name)
+        let scope = self.current_scope();
+        let account = parts.account.unwrap_or(&scope.account);
+        let region = parts.region.unwrap_or(&scope.region);
+        reg.id_in(account, region, parts.name)
             .ok_or_else(SqsError::queue_does_not_exist)
     }
 

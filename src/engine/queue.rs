@@ -117,7 +117,7 @@ impl Engine {
                 let tags = c.tags.into_iter().collect();
                 let q = Queue::create(
                     reg.next_id(),
-                    scope.clone(),
+                    (*scope).clone(),
                     c.queue_name.clone(),
                     attrs,
                     tags,
@@ -141,7 +141,7 @@ impl Engine {
         if c.queue_name.is_empty() {
             return Err(SqsError::missing("QueueName"));
         }
-        let mut scope = self.current_scope();
+        let mut scope = (*self.current_scope()).clone();
         if let Some(owner) = &c.queue_owner_aws_account_id {
             owner.clone_into(&mut scope.account);
         }

@@ -85,7 +85,7 @@ impl Engine {
         let dlq = self
             .queue_by_arn(reg, target)
             .and_then(|id| reg.get(id))
-            .filter(|q| *q.scope() == scope)
+            .filter(|q| *q.scope() == *scope)
             .ok_or_else(|| invalid("Dead letter target does not exist."))?;
         if dlq.is_fifo() != fifo {
             return Err(invalid(

@@ -14,7 +14,9 @@ use super::task::Task;
 /// All queues, tombstones and move tasks.
 #[derive(Debug)]
 pub(super) struct Registry {
-    by_name: HashMap<Scope, HashMap<String, u64>>,
+    /// Account → region → name → id: looked up with borrowed strings, so resolving a queue
+    /// URL allocates nothing.
+    by_name: HashMap<String, HashMap<String, HashMap<String, u64>>>,
     queues: HashMap<u64, Queue>,
     next_queue_id: u64,
     /// Deleted queues' ARNs → deletion time (epoch ms).
@@ -50,8 +52,11 @@ impl Registry {
     pub fn add(&mut self, q: Queue) -> &mut Queue {
         let id = q.id();
         self.next_queue_id = self.next_queue_id.max(id + 1);
+        let scope = q.scope();
         self.by_name
-            .entry(q.scope().clone())
+            .entry(scope.account.clone())
+            .or_default()
+            .entry(scope.region.clone())
             .or_default()
             .insert(q.name().to_owned(), id);
         self.queues.entry(id).insert_entry(q).into_mut()
@@ -60,10 +65,16 @@ impl Registry {
     /// Removes a queue (DeleteQueue).
     pub fn remove(&mut self, id: u64) -> Option<Queue> {
         let q = self.queues.remove(&id)?;
-        if let Some(names) = self.by_name.get_mut(q.scope()) {
-            names.remove(q.name());
-            if names.is_empty() {
-                self.by_name.remove(q.scope());
+        let scope = q.scope();
+        if let Some(regions) = self.by_name.get_mut(&scope.account) {
+            if let Some(names) = regions.get_mut(&scope.region) {
+                names.remove(q.name());
+                if names.is_empty() {
+                    regions.remove(&scope.region);
+                }
+            }
+            if regions.is_empty() {
+                self.by_name.remove(&scope.account);
             }
         }
         Some(q)
@@ -71,7 +82,12 @@ impl Registry {
 
     /// The id of the queue called `name` in `scope`.
     pub fn id_of(&self, scope: &Scope, name: &str) -> Option<u64> {
-        self.by_name.get(scope)?.get(name).copied()
+        self.id_in(&scope.account, &scope.region, name)
+    }
+
+    /// The id of the queue called `name` in this account and region.
+    pub fn id_in(&self, account: &str, region: &str, name: &str) -> Option<u64> {
+        self.by_name.get(account)?.get(region)?.get(name).copied()
     }
 
     /// A queue by id.
@@ -96,7 +112,11 @@ impl Registry {
 
     /// The names of the queues in `scope`, in no particular order.
     pub fn names_in(&self, scope: &Scope) -> impl Iterator<Item = &String> {
-        self.by_name.get(scope).into_iter().flat_map(HashMap::keys)
+        self.by_name
+            .get(&scope.account)
+            .and_then(|regions| regions.get(&scope.region))
+            .into_iter()
+            .flat_map(HashMap::keys)
     }
 
     /// Names of the queues whose RedrivePolicy targets the queue with ARN `dlq_arn` (they are

@@ -12,6 +12,7 @@
 //! the sweeper) addresses queues by id or by ARN and never needs it.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// An account and a region.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -37,23 +38,23 @@ impl Scope {
 }
 
 tokio::task_local! {
-    /// The scope of the request being executed.
-    static REQUEST_SCOPE: Scope;
+    /// The scope of the request being executed (shared: most requests use the configured one).
+    static REQUEST_SCOPE: Arc<Scope>;
 }
 
 /// Runs `fut` with `scope` as the request scope.
-pub(super) async fn within<F: std::future::Future>(scope: Scope, fut: F) -> F::Output {
+pub(super) async fn within<F: std::future::Future>(scope: Arc<Scope>, fut: F) -> F::Output {
     REQUEST_SCOPE.scope(scope, fut).await
 }
 
 /// Runs `f` with `scope` as the request scope (synchronous engine calls such as the peek).
-pub(super) fn within_sync<R>(scope: Scope, f: impl FnOnce() -> R) -> R {
+pub(super) fn within_sync<R>(scope: Arc<Scope>, f: impl FnOnce() -> R) -> R {
     REQUEST_SCOPE.sync_scope(scope, f)
 }
 
 /// The current request's scope, if one is set.
-pub(super) fn current() -> Option<Scope> {
-    REQUEST_SCOPE.try_with(Clone::clone).ok()
+pub(super) fn current() -> Option<Arc<Scope>> {
+    REQUEST_SCOPE.try_with(Arc::clone).ok()
 }
 
 /// Whether `s` looks like an account id: 12 ASCII digits.

@@ -174,6 +174,9 @@ pub struct KindLabels {
 /// The active rules of one server.
 pub struct Faults {
     rules: Mutex<Vec<Active>>,
+    /// How many rules there are, read without the lock: with none (the usual case) a request
+    /// pays one atomic load, not a mutex.
+    active: std::sync::atomic::AtomicUsize,
     next_id: AtomicU64,
     injected: Family<KindLabels, Counter>,
 }
@@ -194,9 +197,19 @@ impl Faults {
     pub fn new() -> Self {
         Self {
             rules: Mutex::new(Vec::new()),
+            active: std::sync::atomic::AtomicUsize::new(0),
             next_id: AtomicU64::new(1),
             injected: Family::default(),
         }
+    }
+
+    /// Whether any rule is in force.
+    pub(super) fn any(&self) -> bool {
+        !self.none()
+    }
+
+    fn none(&self) -> bool {
+        self.active.load(Ordering::Acquire) == 0
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Active>> {
@@ -222,12 +235,14 @@ impl Faults {
         let rng = rule
             .seed
             .map_or_else(fastrand::Rng::new, fastrand::Rng::with_seed);
-        self.lock().push(Active {
+        let mut rules = self.lock();
+        rules.push(Active {
             id: id.clone(),
             rule,
             rng,
             pooled: VecDeque::new(),
         });
+        self.active.store(rules.len(), Ordering::Release);
         Ok(id)
     }
 
@@ -245,18 +260,21 @@ impl Faults {
         let mut rules = self.lock();
         let before = rules.len();
         rules.retain(|a| a.id != id);
+        self.active.store(rules.len(), Ordering::Release);
         rules.len() != before
     }
 
     /// Removes every rule.
     pub fn clear(&self) {
-        self.lock().clear();
+        let mut rules = self.lock();
+        rules.clear();
+        self.active.store(0, Ordering::Release);
     }
 
     /// When a receive on `queue` should take messages in random order: the seed to draw it
     /// from, taken from the matching rule's generator.
     pub(super) fn reorder_seed(&self, queue: Option<&str>) -> Option<u64> {
-        if is_fifo(queue) {
+        if self.none() || is_fifo(queue) {
             return None;
         }
         let seed = self
@@ -270,8 +288,11 @@ impl Faults {
 
     /// Decides what happens to a request before it runs.
     pub(super) fn before(&self, action: Action, command: &Command) -> Before {
-        let queue = command.queue_name();
         let mut out = Before::default();
+        if self.none() {
+            return out;
+        }
+        let queue = command.queue_name();
         let mut rules = self.lock();
         if rules.is_empty() {
             return out;
@@ -313,7 +334,7 @@ impl Faults {
     /// After a successful receive of a standard queue: pools some of the messages for a later
     /// duplicate delivery, and adds earlier pooled ones, up to `max` messages in all.
     pub(super) fn after_receive(&self, queue: &str, max: usize, messages: &mut Vec<Message>) {
-        if is_fifo(Some(queue)) {
+        if self.none() || is_fifo(Some(queue)) {
             return;
         }
         let mut added = 0;
@@ -354,6 +375,9 @@ impl Faults {
 
     /// A message deleted through `receipt_handle` is never handed out again.
     pub(super) fn deleted(&self, receipt_handle: &str) {
+        if self.none() {
+            return;
+        }
         for a in self.lock().iter_mut() {
             a.pooled.retain(|(_, m)| m.receipt_handle != receipt_handle);
         }

@@ -8,8 +8,8 @@ use super::model::{Model, Msg};
 
 impl Model {
     /// Checks a FIFO receive the engine made: at most `max` messages; per group, the messages
-    /// delivered or moved form a prefix of the group, all ready, none from a group with a
-    /// message in flight; moved ones were past maxReceiveCount and delivered ones not; and
+    /// delivered or moved form a prefix of the group's run of visible messages from its head;
+    /// moved ones were past maxReceiveCount and delivered ones not; and
     /// something was served if any group could be.
     pub fn check_fifo_receive(
         &self,
@@ -46,11 +46,14 @@ impl Model {
         }
         let mut servable = false;
         for (g, msgs) in &groups {
-            let blocked = msgs.iter().any(|m| m.in_flight(now));
-            servable |= !blocked && msgs[0].ready(now);
+            // A group is available when its oldest message is visible; a receive takes the run
+            // of visible messages from there, and nothing behind a message that is not visible
+            // (docs/protocol.md §6.9). Later messages in flight do not block the head.
+            let run = msgs.iter().take_while(|m| m.ready(now)).count();
+            servable |= run > 0;
             let touched: Vec<bool> = msgs.iter().map(|m| seen.contains(&m.id)).collect();
-            if blocked && touched.iter().any(|t| *t) {
-                return Err(format!("group {g} served past a message in flight"));
+            if touched.iter().skip(run).any(|t| *t) {
+                return Err(format!("group {g} served past a message not visible"));
             }
             if touched.windows(2).any(|w| !w[0] && w[1]) {
                 return Err(format!("group {g} served out of order: {touched:?}"));

@@ -223,3 +223,111 @@ async fn expired_handles_fail_per_entry_in_batches() {
     assert_eq!(receive_count(&again), "2");
     t.shutdown().await;
 }
+
+/// A later message of a group turning visible while the head is still in flight (its
+/// visibility was extended) must not be served: the head decides (found by the model test).
+#[tokio::test]
+async fn a_visible_follower_waits_while_the_head_is_in_flight() {
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    let t = TestServer::start().await;
+    let url = t
+        .create_queue(
+            "follower.fifo",
+            &[
+                (A::FifoQueue, "true"),
+                (A::ContentBasedDeduplication, "true"),
+            ],
+        )
+        .await;
+    for body in ["m1", "m2"] {
+        t.client
+            .send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .message_group_id("g")
+            .send()
+            .await
+            .expect("sends");
+    }
+    let got = t
+        .client
+        .receive_message()
+        .queue_url(&url)
+        .max_number_of_messages(2)
+        .visibility_timeout(1)
+        .send()
+        .await
+        .expect("receives");
+    let msgs = got.messages();
+    assert_eq!(msgs.len(), 2);
+    t.client
+        .change_message_visibility()
+        .queue_url(&url)
+        .receipt_handle(msgs[0].receipt_handle().unwrap_or_default())
+        .visibility_timeout(2)
+        .send()
+        .await
+        .expect("extends the head");
+    t.advance_secs(1);
+    assert!(
+        t.receive(&url, 10).await.is_empty(),
+        "m2 is visible but m1, the head, is still in flight"
+    );
+    t.advance_secs(1);
+    assert_eq!(bodies(&t.receive(&url, 10).await), ["m1", "m2"]);
+    t.shutdown().await;
+}
+
+/// The head received again, then a follower's visibility runs out: the follower must wait
+/// behind the head in flight (found by the model test).
+#[tokio::test]
+async fn a_follower_turning_visible_behind_a_received_head_waits() {
+    use aws_sdk_sqs::types::QueueAttributeName as A;
+    let t = TestServer::start().await;
+    let url = t
+        .create_queue(
+            "behind.fifo",
+            &[
+                (A::FifoQueue, "true"),
+                (A::ContentBasedDeduplication, "true"),
+            ],
+        )
+        .await;
+    for body in ["m1", "m2"] {
+        t.client
+            .send_message()
+            .queue_url(&url)
+            .message_body(body)
+            .message_group_id("g")
+            .send()
+            .await
+            .expect("sends");
+    }
+    let got = t
+        .client
+        .receive_message()
+        .queue_url(&url)
+        .max_number_of_messages(2)
+        .visibility_timeout(1)
+        .send()
+        .await
+        .expect("receives");
+    let msgs = got.messages();
+    assert_eq!(msgs.len(), 2);
+    t.client
+        .change_message_visibility()
+        .queue_url(&url)
+        .receipt_handle(msgs[1].receipt_handle().unwrap_or_default())
+        .visibility_timeout(2)
+        .send()
+        .await
+        .expect("extends the follower");
+    t.advance_secs(1);
+    assert_eq!(bodies(&t.receive(&url, 10).await), ["m1"], "the head again");
+    t.advance_secs(1);
+    assert!(
+        t.receive(&url, 10).await.is_empty(),
+        "m2 turned visible, but m1, the head, is in flight"
+    );
+    t.shutdown().await;
+}
