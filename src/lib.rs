@@ -11,12 +11,16 @@
 //!           └──→  engine (state, redb) ────┘
 //! ```
 //!
-//! - [`server`]: hyper accept loop, body limit, request ids, graceful shutdown; dispatch
-//!   (decode → execute → encode) and the admin route table (health, metrics, peek, reset).
+//! - [`server`]: hyper accept loop, connection limits, request ids, graceful shutdown;
+//!   dispatch (decode → execute → encode); the admin route table (health, metrics, peek,
+//!   reset, clock, faults, push, console); and the server-level features: the controllable
+//!   clock, fault injection, origin checks, SigV4 verification, push delivery, the web console,
+//!   the `--config` file (TOML or ElasticMQ's).
 //! - [`wire`]: the AWS Query and AWS JSON 1.0 protocols: decoding requests into
 //!   [`command::Command`]s and encoding [`command::Reply`]s and [`error::SqsError`]s. Pure.
 //! - [`command`]: protocol-neutral request/result types, the action table, validation, checksums.
-//! - [`engine`]: queues and messages, kept in memory and persisted to redb with group commit.
+//! - [`engine`]: queues and messages by account, region and name, kept in memory and persisted
+//!   to redb with group commit (recovering by itself from a failing disk).
 //! - [`error`]: the one error type and code table, shared by all layers.
 
 pub mod command;
