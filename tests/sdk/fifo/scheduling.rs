@@ -224,50 +224,22 @@ async fn expired_handles_fail_per_entry_in_batches() {
     t.shutdown().await;
 }
 
+/// A FIFO group "g" holding m1 then m2, both received with a 1-second visibility timeout.
+async fn two_in_flight(t: &TestServer, name: &str) -> (String, Vec<Message>) {
+    let url = cbd_queue(t, name, &[]).await;
+    send_all(t, &url, &[("m1", "g"), ("m2", "g")]).await;
+    let msgs = receive_vis(t, &url, 2, 1).await;
+    assert_eq!(msgs.len(), 2);
+    (url, msgs)
+}
+
 /// A later message of a group turning visible while the head is still in flight (its
 /// visibility was extended) must not be served: the head decides (found by the model test).
 #[tokio::test]
 async fn a_visible_follower_waits_while_the_head_is_in_flight() {
-    use aws_sdk_sqs::types::QueueAttributeName as A;
     let t = TestServer::start().await;
-    let url = t
-        .create_queue(
-            "follower.fifo",
-            &[
-                (A::FifoQueue, "true"),
-                (A::ContentBasedDeduplication, "true"),
-            ],
-        )
-        .await;
-    for body in ["m1", "m2"] {
-        t.client
-            .send_message()
-            .queue_url(&url)
-            .message_body(body)
-            .message_group_id("g")
-            .send()
-            .await
-            .expect("sends");
-    }
-    let got = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(2)
-        .visibility_timeout(1)
-        .send()
-        .await
-        .expect("receives");
-    let msgs = got.messages();
-    assert_eq!(msgs.len(), 2);
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(msgs[0].receipt_handle().unwrap_or_default())
-        .visibility_timeout(2)
-        .send()
-        .await
-        .expect("extends the head");
+    let (url, msgs) = two_in_flight(&t, "follower.fifo").await;
+    change_visibility(&t, &url, &msgs[0], 2).await;
     t.advance_secs(1);
     assert!(
         t.receive(&url, 10).await.is_empty(),
@@ -282,46 +254,9 @@ async fn a_visible_follower_waits_while_the_head_is_in_flight() {
 /// behind the head in flight (found by the model test).
 #[tokio::test]
 async fn a_follower_turning_visible_behind_a_received_head_waits() {
-    use aws_sdk_sqs::types::QueueAttributeName as A;
     let t = TestServer::start().await;
-    let url = t
-        .create_queue(
-            "behind.fifo",
-            &[
-                (A::FifoQueue, "true"),
-                (A::ContentBasedDeduplication, "true"),
-            ],
-        )
-        .await;
-    for body in ["m1", "m2"] {
-        t.client
-            .send_message()
-            .queue_url(&url)
-            .message_body(body)
-            .message_group_id("g")
-            .send()
-            .await
-            .expect("sends");
-    }
-    let got = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .max_number_of_messages(2)
-        .visibility_timeout(1)
-        .send()
-        .await
-        .expect("receives");
-    let msgs = got.messages();
-    assert_eq!(msgs.len(), 2);
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(msgs[1].receipt_handle().unwrap_or_default())
-        .visibility_timeout(2)
-        .send()
-        .await
-        .expect("extends the follower");
+    let (url, msgs) = two_in_flight(&t, "behind.fifo").await;
+    change_visibility(&t, &url, &msgs[1], 2).await;
     t.advance_secs(1);
     assert_eq!(bodies(&t.receive(&url, 10).await), ["m1"], "the head again");
     t.advance_secs(1);
