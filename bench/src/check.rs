@@ -8,6 +8,10 @@ use serde::Serialize;
 
 use crate::report::{self, Book};
 
+/// The issues whose targets the table checks: the round-two targets of issue #16, and those of
+/// issue #8 (round one) that still apply.
+pub const TARGETS_OF: &str = "issue #16; round one: #8";
+
 /// What a check asks of the median of its metric.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Goal {

@@ -38,7 +38,7 @@ pub struct Args {
     /// Skip the moto comparison.
     #[arg(long)]
     pub no_moto: bool,
-    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W11,startup,moto).
+    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,startup,moto).
     #[arg(long, value_delimiter = ',', long_help = crate::workloads::only_long_help())]
     pub only: Vec<String>,
     /// Run W1 and W2 in one protocol only: json or query (default both).
@@ -47,6 +47,9 @@ pub struct Args {
     /// Messages loaded in W8 (default 1,000,000; quick 20,000).
     #[arg(long)]
     pub w8_messages: Option<u64>,
+    /// Messages loaded in W9 (default 10,000,000; quick 5,000).
+    #[arg(long)]
+    pub w9_messages: Option<u64>,
     /// JSON output (default bench/results/latest.json, quick: bench/results/quick.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -78,6 +81,7 @@ pub struct Params {
     pub w7_duration: Duration,
     pub w8_n: u64,
     pub w8_restarts: usize,
+    pub w9_n: u64,
     pub startup_reps: usize,
     pub moto_n: u64,
     pub moto_cap: Duration,
@@ -108,6 +112,10 @@ impl Params {
                 .unwrap_or(if quick { 20_000 } else { 1_000_000 })
                 .clamp(100, 10_000_000),
             w8_restarts: if quick { 1 } else { 3 },
+            w9_n: a
+                .w9_messages
+                .unwrap_or(if quick { 5_000 } else { 10_000_000 })
+                .clamp(100, 100_000_000),
             startup_reps: if quick { 1 } else { 5 },
             moto_n: if quick { 50 } else { 1000 },
             moto_cap: Duration::from_secs(if quick { 10 } else { 30 }),

@@ -1,4 +1,4 @@
-//! `localsqs-bench`: the benchmark harness of issue #8 (docs/benchmarks.md); this file is its
+//! `localsqs-bench`: the benchmark harness of issues #8 and #16 (docs/benchmarks.md); this file is its
 //! entry point.
 //!
 //! Starts localsqs (`target/release/localsqs`), a bare hyper calibration server (this binary

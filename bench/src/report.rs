@@ -228,7 +228,7 @@ pub fn markdown(
         env.wall_s,
     );
     let _ = writeln!(s);
-    let _ = writeln!(s, "### Targets (issue #8)");
+    let _ = writeln!(s, "### Targets ({})", crate::check::TARGETS_OF);
     let _ = writeln!(s);
     let _ = writeln!(
         s,

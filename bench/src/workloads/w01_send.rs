@@ -101,7 +101,7 @@ pub fn checks(p: &Params) -> Vec<Check> {
             cell(w, &v1, R_CAL, "ratio"),
             Unit::Ratio,
         )
-        .at_least(0.6),
+        .at_least(0.8),
         Check::new(json, "p99", cell(w, &v1, T_SELF, "p99_ms"), Unit::Ms).below(10.0),
         Check::new(
             query,
@@ -109,7 +109,7 @@ pub fn checks(p: &Params) -> Vec<Check> {
             cell(w, &q1, R_CAL, "ratio"),
             Unit::Ratio,
         )
-        .at_least(0.6),
+        .at_least(0.8),
         Check::new(query, "p99", cell(w, &q1, T_SELF, "p99_ms"), Unit::Ms).below(10.0),
         Check::new(
             one,

@@ -52,7 +52,7 @@ pub fn checks(p: &Params) -> Vec<Check> {
             cell(w, variant(proto, p.conns), T_SELF, "msgs_per_s"),
             Unit::Rate,
         )
-        .at_least(10_000.0)
+        .at_least(30_000.0)
     })
     .collect()
 }

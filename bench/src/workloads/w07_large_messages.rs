@@ -79,7 +79,7 @@ pub fn checks(p: &Params) -> Vec<Check> {
     let v = variant(p.w7_conns);
     let label = "W7 1 MiB messages";
     vec![
-        Check::new(label, "MB/s", cell(w, &v, T_SELF, "mb_per_s"), Unit::MBps).at_least(200.0),
+        Check::new(label, "MB/s", cell(w, &v, T_SELF, "mb_per_s"), Unit::MBps).at_least(400.0),
         Check::new(
             label,
             "peak RSS (VmHWM)",

@@ -147,7 +147,7 @@ pub fn checks(_: &Params) -> Vec<Check> {
             cell(w, VARIANT, R_MEMORY, "ratio"),
             Unit::Ratio,
         )
-        .at_least(0.5),
+        .at_least(0.7),
     ]
 }
 
