@@ -38,7 +38,7 @@ pub struct Args {
     /// Skip the moto comparison.
     #[arg(long)]
     pub no_moto: bool,
-    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,startup,moto).
+    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,W12,W13,startup,moto).
     #[arg(long, value_delimiter = ',', long_help = crate::workloads::only_long_help())]
     pub only: Vec<String>,
     /// Run W1 and W2 in one protocol only: json or query (default both).
@@ -82,6 +82,10 @@ pub struct Params {
     pub w8_n: u64,
     pub w8_restarts: usize,
     pub w9_n: u64,
+    pub w12_n: u64,
+    pub w13_n: u64,
+    /// Length of each W13 window (before, during the purge, during the delete).
+    pub w13_settle: Duration,
     pub startup_reps: usize,
     pub moto_n: u64,
     pub moto_cap: Duration,
@@ -116,6 +120,9 @@ impl Params {
                 .w9_messages
                 .unwrap_or(if quick { 5_000 } else { 10_000_000 })
                 .clamp(100, 100_000_000),
+            w12_n: if quick { 2_000 } else { 100_000 },
+            w13_n: if quick { 2_000 } else { 200_000 },
+            w13_settle: Duration::from_millis(if quick { 300 } else { 1000 }),
             startup_reps: if quick { 1 } else { 5 },
             moto_n: if quick { 50 } else { 1000 },
             moto_cap: Duration::from_secs(if quick { 10 } else { 30 }),

@@ -167,15 +167,27 @@ impl Bench {
             t.kind.name(),
             repeat + 1
         ));
-        match driver::run(t, cfg, None, Arc::new(Progress::default()), self.base).await {
+        let res = driver::run(t, cfg, None, Arc::new(Progress::default()), self.base).await;
+        self.outcome((workload, variant, t.kind, repeat), res)
+    }
+
+    /// Records the outcome of a driver run as a sample (its problems filed under
+    /// "`workload` `variant`"); returns its metrics.
+    pub fn outcome(
+        &mut self,
+        (workload, variant, kind, repeat): (&str, &str, Kind, usize),
+        res: Result<driver::Outcome, String>,
+    ) -> Option<Metrics> {
+        let what = format!("{workload} {variant}");
+        match res {
             Ok(o) => {
-                self.file(&format!("{workload} {variant}"), t.kind, o.problems);
+                self.file(&what, kind, o.problems);
                 self.book
-                    .add(workload, variant, t.kind.name(), repeat, o.metrics.clone());
+                    .add(workload, variant, kind.name(), repeat, o.metrics.clone());
                 Some(o.metrics)
             }
             Err(e) => {
-                self.file(&format!("{workload} {variant}"), t.kind, vec![e]);
+                self.file(&what, kind, vec![e]);
                 None
             }
         }

@@ -8,8 +8,8 @@ mod response;
 use std::fmt::Write as _;
 
 pub use request::{
-    create_queue, delete, delete_batch, delete_queue, get_attributes, list_queues, receive, send,
-    send_batch,
+    create_queue, delete, delete_batch, delete_queue, get_attributes, list_queues, purge_queue,
+    receive, send, send_batch,
 };
 pub use response::{
     check_batch, check_send, describe, parse_attribute, parse_queue_url, parse_receive,

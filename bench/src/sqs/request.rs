@@ -11,6 +11,7 @@ fn target(action: &str) -> &'static str {
     match action {
         "CreateQueue" => "AmazonSQS.CreateQueue",
         "DeleteQueue" => "AmazonSQS.DeleteQueue",
+        "PurgeQueue" => "AmazonSQS.PurgeQueue",
         "ListQueues" => "AmazonSQS.ListQueues",
         "GetQueueAttributes" => "AmazonSQS.GetQueueAttributes",
         "SendMessage" => "AmazonSQS.SendMessage",
@@ -118,21 +119,31 @@ pub fn create_queue(p: Proto, name: &str, attrs: &[(&str, String)]) -> Req {
     }
 }
 
-/// A request that names only the queue (DeleteQueue).
-pub fn delete_queue(p: Proto, url: &str) -> Req {
+/// A request that names only the queue.
+fn queue_only(p: Proto, action: &str, url: &str) -> Req {
     match p {
         Proto::Json => {
             let mut b = String::from("{\"QueueUrl\":");
             jstr(&mut b, url);
             b.push('}');
-            json_req("DeleteQueue", b)
+            json_req(action, b)
         }
         Proto::Query => {
-            let mut q = Query::new("DeleteQueue");
+            let mut q = Query::new(action);
             q.pair("QueueUrl", url);
-            q.done("DeleteQueue")
+            q.done(action)
         }
     }
+}
+
+/// DeleteQueue.
+pub fn delete_queue(p: Proto, url: &str) -> Req {
+    queue_only(p, "DeleteQueue", url)
+}
+
+/// PurgeQueue.
+pub fn purge_queue(p: Proto, url: &str) -> Req {
+    queue_only(p, "PurgeQueue", url)
 }
 
 /// ListQueues (the readiness probe).
@@ -356,5 +367,17 @@ mod tests {
         let mut s = String::new();
         jstr(&mut s, "a\"b\\c\n");
         assert_eq!(s, "\"a\\\"b\\\\c\\u000a\"");
+    }
+
+    #[test]
+    fn purge_queue_names_the_queue_in_both_protocols() {
+        let j = purge_queue(Proto::Json, "http://h/1/q");
+        assert_eq!(j.target, "AmazonSQS.PurgeQueue");
+        assert_eq!(&j.body[..], br#"{"QueueUrl":"http://h/1/q"}"#);
+        let q = purge_queue(Proto::Query, "http://h/1/q");
+        assert_eq!(
+            &q.body[..],
+            b"Action=PurgeQueue&QueueUrl=http%3A%2F%2Fh%2F1%2Fq&Version=2012-11-05"
+        );
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod backlog;
 pub mod moto;
+pub mod sender;
 pub mod startup;
 pub mod w01_send;
 pub mod w02_pipeline;
@@ -16,6 +17,8 @@ pub mod w07_large_messages;
 pub mod w08_backlog;
 pub mod w09_big_backlog;
 pub mod w11_durable;
+pub mod w12_blocked_fifo;
+pub mod w13_purge_delete;
 
 use crate::check::Check;
 use crate::cli::Params;
@@ -34,7 +37,7 @@ pub struct Workload {
 }
 
 /// Every workload `--only` accepts, in the order of the help text.
-pub const ALL: [&Workload; 13] = [
+pub const ALL: [&Workload; 15] = [
     &w01_send::W1,
     &w01_send::W1C1,
     &w02_pipeline::WORKLOAD,
@@ -46,6 +49,8 @@ pub const ALL: [&Workload; 13] = [
     &w08_backlog::WORKLOAD,
     &w09_big_backlog::WORKLOAD,
     &w11_durable::WORKLOAD,
+    &w12_blocked_fifo::WORKLOAD,
+    &w13_purge_delete::WORKLOAD,
     &startup::WORKLOAD,
     &moto::WORKLOAD,
 ];
@@ -88,6 +93,7 @@ pub async fn round(b: &mut Bench, s: &mut Servers, r: usize) {
     w05_long_poll::round(b, s, r).await;
     w07_large_messages::round(b, r).await;
     w11_durable::round(b, s, r).await;
+    w12_blocked_fifo::round(b, s, r).await;
 }
 
 /// The workloads and variants that run once, after the repeats.
@@ -96,6 +102,7 @@ pub async fn once(b: &mut Bench, s: &mut Servers) {
     w04_fifo::once(b, s).await;
     w11_durable::once(b, s).await;
     w05_long_poll::once(b, s).await;
+    w13_purge_delete::once(b).await;
 }
 
 /// Last, on servers of its own.
@@ -120,6 +127,8 @@ pub fn checks(p: &Params) -> Vec<Check> {
         w08_backlog::checks(p),
         w09_big_backlog::checks(p),
         w11_durable::checks(p),
+        w12_blocked_fifo::checks(p),
+        w13_purge_delete::checks(p),
         startup::checks(p),
         moto::checks(p),
     ]
@@ -189,6 +198,16 @@ W9 10M × 200 B backlog (durable) | first receive after clean restart | < 5,000 
 W9 10M × 200 B backlog (durable) | first receive after kill -9 | < 5,000 ms
 W11 durable SendMessage, 64 connections | msgs/s | ≥ 15,000
 W11 durable SendMessage, 64 connections | durable / in-memory | ≥ 0.70
+W12 FIFO group of 100k with its head in flight | ReceiveMessage p99 on the blocked queue | < 1 ms
+W12 FIFO group of 100k with its head in flight | standard pipeline p99, no blocked queue | (context)
+W12 FIFO group of 100k with its head in flight | standard pipeline p99, blocked queue present | (context)
+W12 FIFO group of 100k with its head in flight | p99 present ÷ (1.5 × p99 absent + 0.5 ms) | ≤ 1× (other queues unchanged, within noise)
+W12 FIFO group of 100k with its head in flight | blocked group, then #1 once the head is deleted | nothing delivered while blocked
+W13 purge/delete of a 200k durable queue, c16 sending elsewhere | other clients' p99 before | (context)
+W13 purge/delete of a 200k durable queue, c16 sending elsewhere | other clients' p99 during PurgeQueue | < 10 ms
+W13 purge/delete of a 200k durable queue, c16 sending elsewhere | other clients' p99 during DeleteQueue | < 10 ms
+W13 purge/delete of a 200k durable queue, c16 sending elsewhere | PurgeQueue call | (context)
+W13 purge/delete of a 200k durable queue, c16 sending elsewhere | DeleteQueue call | (context)
 Startup (in memory) | exec → first answered request | < 50 ms
 Startup (durable, empty dir) | exec → first answered request | < 50 ms
 Startup (in memory) | idle RSS | < 15 MiB
@@ -216,9 +235,11 @@ Against moto: W3 | localsqs / moto msgs/s | ≥ 200×
         let expected = FULL_TABLE
             .replace("(1000 parked)", "(200 parked)")
             .replace("c × size = 8 MiB", "c × size = 4 MiB")
-            .replace("W8 1M × 200 B", "W8 20000 × 200 B")
+            .replace("W8 1M × 200 B", "W8 20k × 200 B")
             .replace("= 333.8 MiB", "= 6.7 MiB")
-            .replace("W9 10M × 200 B", "W9 5000 × 200 B");
+            .replace("W9 10M × 200 B", "W9 5k × 200 B")
+            .replace("group of 100k", "group of 2k")
+            .replace("a 200k durable", "a 2k durable");
         assert_eq!(t, expected);
     }
 }

@@ -103,10 +103,12 @@ const BODY: u64 = 200;
 /// What the in-memory store may spend per message beyond its body (issue #16).
 const OVERHEAD_PER_MSG: u64 = 150;
 
-/// `n` as a label: `1M`, `20000`.
+/// `n` as a label: `10M`, `200k`, `2500`.
 pub fn count_label(n: u64) -> String {
     if n >= 1_000_000 && n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
+    } else if n >= 1000 && n.is_multiple_of(1000) {
+        format!("{}k", n / 1000)
     } else {
         n.to_string()
     }
