@@ -38,7 +38,7 @@ pub struct Args {
     /// Skip the moto comparison.
     #[arg(long)]
     pub no_moto: bool,
-    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,W12,W13,startup,moto).
+    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,W12,W13,startup,moto,sweep-conns,sweep-backlog,sweep-queues,sweep-size; `sweep` selects every sweep).
     #[arg(long, value_delimiter = ',', long_help = crate::workloads::only_long_help())]
     pub only: Vec<String>,
     /// Run W1 and W2 in one protocol only: json or query (default both).
@@ -50,6 +50,14 @@ pub struct Args {
     /// Messages loaded in W9 (default 10,000,000; quick 5,000).
     #[arg(long)]
     pub w9_messages: Option<u64>,
+    /// Also run the sweeps (connections, backlog, queue count, message size); `--only sweep` or
+    /// `--only sweep-conns,…` runs only them.
+    #[arg(long)]
+    pub sweep: bool,
+    /// Largest backlog of the backlog sweep (points 1k, 10k, 100k, 1M, 10M up to it; default
+    /// 1,000,000; quick 1,000).
+    #[arg(long)]
+    pub sweep_backlog_max: Option<u64>,
     /// JSON output (default bench/results/latest.json, quick: bench/results/quick.json).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -83,6 +91,9 @@ pub struct Params {
     pub w8_restarts: usize,
     pub w9_n: u64,
     pub w12_n: u64,
+    pub sweep_backlog_max: u64,
+    /// Measured window of each sweep point (after the warm-up).
+    pub sweep_duration: Duration,
     pub w13_n: u64,
     /// Length of each W13 window (before, during the purge, during the delete).
     pub w13_settle: Duration,
@@ -120,6 +131,14 @@ impl Params {
                 .w9_messages
                 .unwrap_or(if quick { 5_000 } else { 10_000_000 })
                 .clamp(100, 100_000_000),
+            sweep_backlog_max: a
+                .sweep_backlog_max
+                .unwrap_or(if quick { 1_000 } else { 1_000_000 }),
+            sweep_duration: if quick {
+                Duration::from_millis(300)
+            } else {
+                Duration::from_secs_f64(secs.clamp(0.2, 60.0))
+            },
             w12_n: if quick { 2_000 } else { 100_000 },
             w13_n: if quick { 2_000 } else { 200_000 },
             w13_settle: Duration::from_millis(if quick { 300 } else { 1000 }),

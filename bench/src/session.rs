@@ -14,7 +14,7 @@ use crate::http::Proto;
 use crate::procfs::{self, Kind, Server};
 use crate::report::{self, Book};
 use crate::stamp::{self, Env};
-use crate::workloads::{self, moto, w11_durable};
+use crate::workloads::{self, moto, sweep_report, w11_durable};
 
 /// Runs the session; `Ok(true)` when no correctness violation (or crash) was found.
 pub async fn bench(args: Args) -> Result<bool, String> {
@@ -207,9 +207,11 @@ fn write_reports(b: &Bench, env: &Env) -> Result<(), String> {
         .iter()
         .map(|c| c.judge(&b.book, &b.problems))
         .collect();
-    let md = report::markdown(env, &checks, &b.book, &b.problems, &b.notes, true);
+    let sweeps = sweep_report::series(&b.book);
+    let sweep_md = sweep_report::markdown(&sweeps);
+    let md = report::markdown(env, &checks, &b.book, &b.problems, &b.notes, true) + &sweep_md;
     println!(
-        "{}",
+        "{}{sweep_md}",
         report::markdown(env, &checks, &b.book, &b.problems, &b.notes, false)
     );
     let out = b.args.out.clone().unwrap_or_else(|| {
@@ -225,6 +227,7 @@ fn write_reports(b: &Bench, env: &Env) -> Result<(), String> {
     let json = serde_json::json!({
         "env": env,
         "checks": checks,
+        "sweeps": sweeps,
         "summary": b.book.summary(),
         "samples": b.book.samples,
         "problems": b.problems,

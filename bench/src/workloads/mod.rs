@@ -7,6 +7,8 @@ pub mod backlog;
 pub mod moto;
 pub mod sender;
 pub mod startup;
+pub mod sweep;
+pub mod sweep_report;
 pub mod w01_send;
 pub mod w02_pipeline;
 pub mod w02a_drain;
@@ -37,7 +39,7 @@ pub struct Workload {
 }
 
 /// Every workload `--only` accepts, in the order of the help text.
-pub const ALL: [&Workload; 15] = [
+pub const ALL: [&Workload; 19] = [
     &w01_send::W1,
     &w01_send::W1C1,
     &w02_pipeline::WORKLOAD,
@@ -53,6 +55,10 @@ pub const ALL: [&Workload; 15] = [
     &w13_purge_delete::WORKLOAD,
     &startup::WORKLOAD,
     &moto::WORKLOAD,
+    &sweep::CONNS,
+    &sweep::BACKLOG,
+    &sweep::QUEUES,
+    &sweep::SIZE,
 ];
 
 /// The long help of `--only`: every workload, what it measures and how it runs.
@@ -103,6 +109,7 @@ pub async fn once(b: &mut Bench, s: &mut Servers) {
     w11_durable::once(b, s).await;
     w05_long_poll::once(b, s).await;
     w13_purge_delete::once(b).await;
+    sweep::run(b, s).await;
 }
 
 /// Last, on servers of its own.

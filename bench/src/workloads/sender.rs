@@ -158,6 +158,43 @@ pub async fn start(t: Tgt, load: &Load, limit: Duration) -> Result<Running, Stri
     })
 }
 
+/// Creates `n` standard queues named `<prefix>-<i>` over `conns` connections; returns their URLs
+/// in order.
+pub async fn create_queues(
+    t: Tgt,
+    p: Proto,
+    prefix: &str,
+    n: usize,
+    conns: usize,
+) -> Result<Vec<String>, String> {
+    let base = driver::queue_name(prefix, false);
+    let attrs = [("VisibilityTimeout", driver::VISIBILITY_S.to_string())];
+    let mut tasks = Vec::new();
+    for w in 0..conns.clamp(1, n.max(1)) {
+        let mut c = t.connect(p).await?;
+        let (base, attrs) = (base.clone(), attrs.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut out = Vec::new();
+            for i in (w..n).step_by(conns.max(1)) {
+                let req = sqs::create_queue(p, &format!("{base}-{i}"), &attrs);
+                let r = c.call(&req, Duration::from_secs(30)).await?;
+                if r.status != 200 {
+                    return Err(format!("CreateQueue #{i}: {}", sqs::describe(&r)));
+                }
+                out.push((i, sqs::parse_queue_url(p, &r)?));
+            }
+            Ok::<_, String>(out)
+        }));
+    }
+    let mut urls = vec![String::new(); n];
+    for task in tasks {
+        for (i, u) in task.await.map_err(|e| e.to_string())?? {
+            urls[i] = u;
+        }
+    }
+    Ok(urls)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
