@@ -35,6 +35,10 @@ pub struct Args {
     /// moto_server executable (default: `moto_server` on PATH).
     #[arg(long)]
     pub moto: Option<PathBuf>,
+    /// A running LocalStack to compare W1, W2 and W3 against, e.g. http://localhost:4566
+    /// (loopback only; driven like moto: 8 connections, capped counts).
+    #[arg(long)]
+    pub localstack: Option<String>,
     /// Skip the moto comparison.
     #[arg(long)]
     pub no_moto: bool,

@@ -20,6 +20,8 @@ pub const T_CAL: &str = "calibration";
 pub const R_CAL: &str = "localsqs/calibration";
 /// Target name of the ratio localsqs / moto (msgs/s).
 pub const R_MOTO: &str = "localsqs/moto";
+/// Target name of the ratio localsqs / LocalStack (msgs/s).
+pub const R_LOCALSTACK: &str = "localsqs/localstack";
 
 /// One benchmark session.
 pub struct Bench {
@@ -46,6 +48,15 @@ pub struct Servers {
     pub moto: Option<Server>,
     /// localsqs with `--data-dir` (W11).
     pub durable: Option<Server>,
+    /// A running LocalStack (`--localstack URL`).
+    pub localstack: Option<Server>,
+}
+
+/// The slower reference servers W1, W2 and W3 compare against, when they run.
+#[derive(Debug, Clone, Copy)]
+pub struct Refs {
+    pub moto: Option<Tgt>,
+    pub localstack: Option<Tgt>,
 }
 
 impl Servers {
@@ -59,6 +70,13 @@ impl Servers {
 
     pub fn moto_t(&self) -> Option<Tgt> {
         self.moto.as_ref().map(Tgt::of)
+    }
+
+    pub fn refs(&self) -> Refs {
+        Refs {
+            moto: self.moto_t(),
+            localstack: self.localstack.as_ref().map(Tgt::of),
+        }
     }
 }
 
@@ -201,9 +219,9 @@ impl Bench {
         c
     }
 
-    /// moto gets 8 connections whatever the workload's count: its GIL makes it no faster
-    /// from 1 to 8 threads and at 64 its receives pass 30 s, so 8 is its best case and the
-    /// ratios are conservative (docs/benchmarks.md, comparing against moto).
+    /// moto (and LocalStack) get 8 connections whatever the workload's count: moto's GIL
+    /// makes it no faster from 1 to 8 threads and at 64 its receives pass 30 s, so 8 is its
+    /// best case and the ratios are conservative (docs/benchmarks.md, comparing against moto).
     pub fn moto_cfg(&self, mut c: Cfg) -> Cfg {
         c.conns = c.conns.min(8);
         c.warmup = Duration::ZERO;
@@ -239,18 +257,21 @@ impl Bench {
         }
     }
 
-    /// Runs a cell against moto with [`Bench::moto_cfg`] (when moto runs) and records the
-    /// ratio localsqs / moto.
-    pub async fn versus_moto(
+    /// Runs a cell against moto (when it runs and is wanted) and LocalStack (when given) with
+    /// [`Bench::moto_cfg`], and records the ratios localsqs / moto and localsqs / LocalStack.
+    pub async fn versus_refs(
         &mut self,
         (w, v, r): (&str, &str, usize),
-        moto: Option<Tgt>,
+        refs: Refs,
         cfg: Cfg,
         ours: Option<&Metrics>,
     ) {
-        if let Some(t) = moto.filter(|_| self.want("moto")) {
-            let moto_m = self.cell(w, v, t, self.moto_cfg(cfg), r).await;
-            self.ratio((w, v, r), ours, moto_m.as_ref(), R_MOTO);
+        let moto = refs.moto.filter(|_| self.want("moto"));
+        for (t, name) in [(moto, R_MOTO), (refs.localstack, R_LOCALSTACK)] {
+            if let Some(t) = t {
+                let theirs = self.cell(w, v, t, self.moto_cfg(cfg.clone()), r).await;
+                self.ratio((w, v, r), ours, theirs.as_ref(), name);
+            }
         }
     }
 }

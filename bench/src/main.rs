@@ -13,8 +13,9 @@
 //! module per workload, each with its rows of the targets table), `check` (those rows),
 //! `harness` (what workloads run against), `driver` (the closed-loop load generator), `sqs`
 //! (requests and responses), `http` (connections and the calibration server), `procfs`
-//! (processes and /proc), `report` (samples and Markdown), `stamp` (the environment stamp).
+//! (processes and /proc), `report` (samples and Markdown), `charts` (SVG charts), `stamp` (the environment stamp).
 
+mod charts;
 mod check;
 mod cli;
 mod driver;

@@ -155,6 +155,8 @@ pub enum Kind {
     Calibration,
     /// moto_server.
     Moto,
+    /// A LocalStack the user started (`--localstack URL`), never signalled.
+    LocalStack,
 }
 
 impl Kind {
@@ -163,6 +165,7 @@ impl Kind {
             Kind::Localsqs => "localsqs",
             Kind::Calibration => "calibration",
             Kind::Moto => "moto",
+            Kind::LocalStack => "localstack",
         }
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use crate::charts;
 use crate::check::Verdict;
 use crate::cli::{Args, Params};
 use crate::driver::{self, Tgt};
@@ -137,8 +138,8 @@ pub async fn bench(args: Args) -> Result<bool, String> {
     Ok(b.problems.is_empty())
 }
 
-/// localsqs in memory (or the `--endpoint` stand-in), the calibration server, moto and the
-/// durable localsqs, as the selected workloads need them.
+/// localsqs in memory (or the `--endpoint` stand-in), the calibration server, moto, the
+/// durable localsqs and LocalStack, as the selected workloads and flags need them.
 async fn start_servers(b: &mut Bench) -> Result<Servers, String> {
     let own = match &b.args.endpoint {
         Some(url) => {
@@ -167,12 +168,47 @@ async fn start_servers(b: &mut Bench) -> Result<Servers, String> {
     };
     let moto = moto::start(b).await;
     let durable = w11_durable::start(b).await?;
+    let localstack = match b.args.localstack.clone() {
+        Some(url) => localstack(b, &url).await,
+        None => None,
+    };
     Ok(Servers {
         own,
         cal,
         moto,
         durable,
+        localstack,
     })
+}
+
+/// The LocalStack at `url`, once it answers ListQueues; a failure is a note, not an error.
+async fn localstack(b: &mut Bench, url: &str) -> Option<Server> {
+    let addr = match parse_endpoint(url) {
+        Ok(a) => a,
+        Err(e) => {
+            b.notes.push(format!("LocalStack skipped: {e}"));
+            return None;
+        }
+    };
+    let s = Server::external(Tgt {
+        kind: Kind::LocalStack,
+        addr,
+        pid: 0,
+    });
+    match driver::wait_ready(&s, Proto::Json, Duration::from_secs(10)).await {
+        Ok(_) => {
+            b.notes.push(format!(
+                "LocalStack at {url}: runs use 8 connections and are capped at {} messages and {} s, like moto's; its CPU and RSS are not measured",
+                b.p.moto_n,
+                b.p.moto_cap.as_secs()
+            ));
+            Some(s)
+        }
+        Err(e) => {
+            b.notes.push(format!("LocalStack skipped: {e}"));
+            None
+        }
+    }
 }
 
 /// Stops everything this session started; a localsqs that crashed or ignores SIGTERM is a
@@ -236,6 +272,9 @@ fn write_reports(b: &Bench, env: &Env) -> Result<(), String> {
     let text = serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?;
     std::fs::write(&out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     let _ = std::fs::write(out.with_extension("md"), &md);
+    for chart in charts::write_all(&b.book, &b.p, &sweeps, &out) {
+        eprintln!("localsqs-bench: wrote {}", chart.display());
+    }
     eprintln!(
         "localsqs-bench: wrote {} and {} in {:.0} s; {} correctness violation(s)",
         out.display(),

@@ -35,9 +35,10 @@ pub struct Tgt {
 }
 
 impl Tgt {
-    /// A connection to this target (reconnecting for moto, which closes after each response).
+    /// A connection to this target (reconnecting for moto, which closes after each response,
+    /// and for LocalStack, which this bench does not control).
     pub async fn connect(&self, p: Proto) -> Result<Conn, String> {
-        if self.kind == Kind::Moto {
+        if matches!(self.kind, Kind::Moto | Kind::LocalStack) {
             Conn::connect_reconnecting(self.addr, p).await
         } else {
             Conn::connect(self.addr, p).await

@@ -222,6 +222,9 @@ Startup (durable, empty dir) | idle RSS | < 15 MiB
 Against moto: W1 | localsqs / moto msgs/s | ≥ 200×
 Against moto: W2 | localsqs / moto msgs/s | ≥ 200×
 Against moto: W3 | localsqs / moto msgs/s | ≥ 200×
+Against LocalStack: W1 | localsqs / LocalStack msgs/s | (context)
+Against LocalStack: W2 | localsqs / LocalStack msgs/s | (context)
+Against LocalStack: W3 | localsqs / LocalStack msgs/s | (context)
 ";
 
     fn table(p: &Params) -> String {

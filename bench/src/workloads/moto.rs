@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use super::{Workload, w01_send, w02_pipeline, w03_batch};
-use crate::check::Check;
+use crate::check::{Check, Unit};
 use crate::cli::Params;
 use crate::driver;
-use crate::harness::Bench;
+use crate::harness::{Bench, R_LOCALSTACK};
 use crate::http::Proto;
 use crate::procfs::{Kind, Server};
 
@@ -47,11 +47,26 @@ pub async fn start(b: &mut Bench) -> Option<Server> {
     }
 }
 
-/// The rows "Against moto: W1/W2/W3".
+/// The rows "Against moto: W1/W2/W3", then "Against LocalStack: …" (context: measured only
+/// with `--localstack`).
 pub fn checks(p: &Params) -> Vec<Check> {
-    vec![
+    let moto = [
         w01_send::moto_check(p),
         w02_pipeline::moto_check(p),
         w03_batch::moto_check(p),
-    ]
+    ];
+    let localstack: Vec<Check> = moto
+        .iter()
+        .map(|c| {
+            let mut l = Check::new(
+                c.workload.replace("moto", "LocalStack"),
+                "localsqs / LocalStack msgs/s",
+                c.cell.clone(),
+                Unit::Ratio,
+            );
+            l.cell.target = R_LOCALSTACK;
+            l
+        })
+        .collect();
+    [moto.to_vec(), localstack].concat()
 }

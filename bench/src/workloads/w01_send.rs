@@ -34,7 +34,7 @@ pub fn variant(p: Proto, c: usize) -> String {
 
 /// One repeat: W1 in each protocol, then W1c1.
 pub async fn round(b: &mut Bench, s: &mut Servers, r: usize) {
-    let (me, cal, moto) = (s.me(), s.cal_t(), s.moto_t());
+    let (me, cal, refs) = (s.me(), s.cal_t(), s.refs());
     let w = W1.id;
     if b.want(W1.id) {
         for proto in b.protocols() {
@@ -49,7 +49,7 @@ pub async fn round(b: &mut Bench, s: &mut Servers, r: usize) {
             let self_m = b.cell(w, &v, me, cfg.clone(), r).await;
             b.ratio((w, &v, r), self_m.as_ref(), cal_m.as_ref(), R_CAL);
             if proto == Proto::Json {
-                b.versus_moto((w, &v, r), moto, cfg, self_m.as_ref()).await;
+                b.versus_refs((w, &v, r), refs, cfg, self_m.as_ref()).await;
             }
         }
     }

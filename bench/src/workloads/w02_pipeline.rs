@@ -23,7 +23,7 @@ pub fn variant(p: Proto, c: usize) -> String {
 }
 
 pub async fn round(b: &mut Bench, s: &mut Servers, r: usize) {
-    let (me, moto) = (s.me(), s.moto_t());
+    let (me, refs) = (s.me(), s.refs());
     let w = WORKLOAD.id;
     if b.want(w) {
         for proto in b.protocols() {
@@ -31,7 +31,7 @@ pub async fn round(b: &mut Bench, s: &mut Servers, r: usize) {
             let cfg = b.cfg(proto, Mode::Pipeline);
             let self_m = b.cell(w, &v, me, cfg.clone(), r).await;
             if proto == Proto::Json {
-                b.versus_moto((w, &v, r), moto, cfg, self_m.as_ref()).await;
+                b.versus_refs((w, &v, r), refs, cfg, self_m.as_ref()).await;
             }
         }
     }

@@ -23,13 +23,13 @@ pub const VARIANT: &str = "batch 10 send→receive→delete json c64";
 pub const VARIANT_SEND: &str = "SendMessageBatch(10) only json c64";
 
 pub async fn round(b: &mut Bench, s: &mut Servers, r: usize) {
-    let (me, moto) = (s.me(), s.moto_t());
+    let (me, refs) = (s.me(), s.refs());
     let w = WORKLOAD.id;
     if b.want(w) {
         let mut cfg = b.cfg(Proto::Json, Mode::Pipeline);
         cfg.batch = 10;
         let self_m = b.cell(w, VARIANT, me, cfg.clone(), r).await;
-        b.versus_moto((w, VARIANT, r), moto, cfg, self_m.as_ref())
+        b.versus_refs((w, VARIANT, r), refs, cfg, self_m.as_ref())
             .await;
         let mut cfg = b.cfg(Proto::Json, Mode::SendOnly);
         cfg.batch = 10;
