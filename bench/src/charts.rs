@@ -20,6 +20,9 @@ use crate::workloads::{w01_send, w02_pipeline, w03_batch};
 const SIZE: (u32, u32) = (1350, 460);
 const FONT: &str = "sans-serif";
 const LINE: RGBColor = RGBColor(31, 119, 180);
+/// Room left and right of the first and last sweep points (a factor on the log x axis), so that
+/// their labels fit.
+const X_PAD: f64 = 2.5;
 
 fn err(e: impl std::fmt::Display) -> String {
     format!("chart: {e}")
@@ -45,6 +48,18 @@ pub fn write_all(book: &Book, p: &Params, sweeps: &[Series], json: &Path) -> Vec
         write("comparison", &|path| bars(path, &groups));
     }
     out
+}
+
+/// Redraws the charts of a results JSON from its samples (`--charts-from`).
+pub fn redraw(json: &Path, p: &Params) -> Result<Vec<PathBuf>, String> {
+    let text = std::fs::read_to_string(json).map_err(|e| format!("{}: {e}", json.display()))?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    let samples = v.get("samples").cloned().unwrap_or_default();
+    let book = Book {
+        samples: serde_json::from_value(samples).map_err(|e| format!("samples: {e}"))?,
+    };
+    let sweeps = crate::workloads::sweep_report::series(&book);
+    Ok(write_all(&book, p, &sweeps, json))
 }
 
 /// One panel of a sweep chart: what it plots and how.
@@ -83,14 +98,13 @@ fn panels(s: &Series) -> [Panel; 3] {
     ]
 }
 
-/// A log-axis range around `v` with some room on both sides (one value: a factor 2 around it).
-fn log_range(v: &[f64]) -> std::ops::Range<f64> {
+/// A log-axis range around `v` with a factor `pad` of room on both sides (at least 2 for a
+/// single value).
+fn log_range(v: &[f64], pad: f64) -> std::ops::Range<f64> {
     let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = v.iter().copied().fold(0.0, f64::max);
-    if hi <= lo {
-        return lo / 2.0..hi * 2.0;
-    }
-    lo / 1.6..hi * 1.6
+    let pad = if hi <= lo { pad.max(2.0) } else { pad };
+    lo / pad..hi * pad
 }
 
 /// Whether values spread over a decade or more (then their axis is logarithmic).
@@ -149,7 +163,7 @@ fn sweep(path: &Path, s: &Series) -> Result<(), String> {
             .filter(|p| (panel.get)(p).is_some_and(|y| y > 0.0) && p.x > 0.0)
             .map(|p| p.label.clone())
             .collect();
-        let xr = log_range(&xs).log_scale();
+        let xr = log_range(&xs, X_PAD).log_scale();
         let bytes = s.shows_mb();
         let fmt = |x: &f64| tick(*x, bytes);
         let axes = Axes {
@@ -165,7 +179,7 @@ fn sweep(path: &Path, s: &Series) -> Result<(), String> {
                 y_title: &y_title,
                 ..axes
             };
-            line_panel(area, xr, log_range(&ys).log_scale(), &axes, &pts)?;
+            line_panel(area, xr, log_range(&ys, 1.6).log_scale(), &axes, &pts)?;
         } else {
             let hi = ys.iter().copied().fold(0.0, f64::max) * 1.2;
             line_panel(area, xr, 0.0..hi, &axes, &pts)?;
@@ -225,17 +239,16 @@ where
     chart
         .draw_series(pts.iter().map(|&p| Circle::new(p, 4, LINE.filled())))
         .map_err(err)?;
-    // Each point named by its swept value, just above it.
+    // Each point named by its swept value and its value, just above it.
     let style = (FONT, 12)
         .into_font()
         .color(&RGBColor(80, 80, 80))
         .pos(Pos::new(HPos::Center, VPos::Bottom));
     chart
-        .draw_series(
-            pts.iter()
-                .zip(axes.labels)
-                .map(|(&p, l)| EmptyElement::at(p) + Text::new(l.clone(), (0, -8), style.clone())),
-        )
+        .draw_series(pts.iter().zip(axes.labels).map(|(&p, l)| {
+            let text = format!("{l}: {}", num(p.1));
+            EmptyElement::at(p) + Text::new(text, (0, -8), style.clone())
+        }))
         .map_err(err)?;
     Ok(())
 }
@@ -402,7 +415,7 @@ mod tests {
     fn decades_decide_the_axis() {
         assert!(spans_decades(&[100.0, 1000.0]));
         assert!(!spans_decades(&[6.0, 8.0, 50.0]));
-        let r = log_range(&[16.0]);
+        let r = log_range(&[16.0], 1.5);
         assert!((r.start - 8.0).abs() < 1e-9 && (r.end - 32.0).abs() < 1e-9);
     }
 

@@ -68,6 +68,10 @@ pub struct Args {
     /// Scratch directory for data directories and logs (default <target>/localsqs-bench).
     #[arg(long)]
     pub scratch: Option<PathBuf>,
+    /// Only redraw the charts from the samples of this results JSON (written next to it), e.g.
+    /// bench/results/latest.json; runs nothing.
+    #[arg(long)]
+    pub charts_from: Option<PathBuf>,
     #[arg(long, hide = true)]
     pub serve_calibration: bool,
     #[arg(long, hide = true, default_value_t = 0)]

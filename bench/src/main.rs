@@ -43,6 +43,20 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Some(json) = &args.charts_from {
+        return match charts::redraw(json, &cli::Params::new(&args)) {
+            Ok(files) => {
+                for f in files {
+                    eprintln!("localsqs-bench: wrote {}", f.display());
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("localsqs-bench: --charts-from: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let rt = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

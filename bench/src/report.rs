@@ -4,14 +4,14 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::check::Verdict;
 use crate::driver::Metrics;
 use crate::stamp::Env;
 
 /// One measured cell: a workload variant against one target, in one repeat.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sample {
     pub workload: String,
     pub variant: String,

@@ -86,7 +86,8 @@ pub fn markdown(all: &[Series]) -> String {
     let _ = writeln!(
         s,
         "Each point on a fresh localsqs; msgs/s and p99 over the measured window, peak RSS \
-         (VmHWM) of the point's server. Charts: `bench/results/<sweep>.svg`."
+         (VmHWM) of the point's server. Charts: `<stem>-<sweep>.svg` next to the JSON \
+         (`bench/results/latest-sweep-conns.svg`, …)."
     );
     let opt = |x: Option<f64>| x.map_or_else(|| "n/a".to_owned(), num);
     for ser in all {
