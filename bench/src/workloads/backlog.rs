@@ -179,7 +179,12 @@ pub async fn durable(b: &Backlog<'_>, base: Instant) -> Result<(Metrics, Vec<Str
     }
     m.insert("hwm_mib".into(), procfs::hwm_mib(s.pid));
     let disk_after = procfs::dir_bytes(&b.dir);
-    m.insert("disk_after_drain_mib".into(), disk_after as f64 / 1048576.0);
+    let disk_key = if b.drain {
+        "disk_after_drain_mib"
+    } else {
+        "disk_after_restarts_mib"
+    };
+    m.insert(disk_key.into(), disk_after as f64 / 1048576.0);
     if !s.alive() {
         problems.push(format!(
             "localsqs exited during {}:\n{}",
