@@ -206,6 +206,7 @@ W9 10M × 200 B backlog (durable) | first receive after kill -9 | < 5,000 ms
 W11 durable SendMessage, 64 connections | msgs/s | ≥ 15,000
 W11 durable SendMessage, 64 connections | durable / in-memory | ≥ 0.70
 W12 FIFO group of 100k with its head in flight | ReceiveMessage p99 on the blocked queue | < 1 ms
+W12 FIFO group of 100k with its head in flight | ReceiveMessage p99 on the blocked queue, pipeline running | (context)
 W12 FIFO group of 100k with its head in flight | standard pipeline p99, no blocked queue | (context)
 W12 FIFO group of 100k with its head in flight | standard pipeline p99, blocked queue present | (context)
 W12 FIFO group of 100k with its head in flight | p99 present ÷ (1.5 × p99 absent + 0.5 ms) | ≤ 1× (other queues unchanged, within noise)
