@@ -18,6 +18,7 @@ mod window;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
 use window::Window;
@@ -33,23 +34,109 @@ pub(super) enum Phase {
     InFlight,
 }
 
-/// One message: what was sent, its visibility and counters, and its phase.
+/// What the index keeps of a message besides its state: enough to schedule it (send time for
+/// retention and delays, group for FIFO order) and to check receipt handles (the fingerprint
+/// of its id), without its record.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Head<'a> {
+    /// Epoch ms of the send.
+    pub sent_ms: u64,
+    /// `receipt::fingerprint` of the message id.
+    pub fp: u64,
+    /// Group id (used on FIFO queues only).
+    pub group: Option<&'a str>,
+}
+
+impl<'a> Head<'a> {
+    /// The head fields of a record.
+    pub fn of(rec: &'a MessageRecord) -> Self {
+        Self {
+            sent_ms: rec.sent_ms,
+            fp: fingerprint(rec.id.as_bytes()),
+            group: rec.extra().group_id.as_deref(),
+        }
+    }
+}
+
+/// Receive counters, boxed apart: most of a backlog was never received, and this keeps their
+/// entries small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Received {
+    first_ms: Option<u64>,
+    last_ms: Option<u64>,
+    nonce: u64,
+    count: u32,
+}
+
+/// One message as the index keeps it: its scheduling fields, its state and phase, and its
+/// record while that is in memory (`hot`). A durable engine drops the record once its put is
+/// committed and the body cache no longer holds it (`cache.rs`); it is then read back from the
+/// store when needed. A memory-mode engine keeps every record.
 #[derive(Debug)]
 pub(super) struct Msg {
-    rec: Arc<MessageRecord>,
-    state: StateRecord,
+    rec: Option<Arc<MessageRecord>>,
+    received: Option<Box<Received>>,
+    /// FIFO only: the group, shared with the group index.
+    group: Option<Arc<str>>,
+    sent_ms: u64,
+    visible_at_ms: u64,
+    fp: u64,
     phase: Phase,
 }
 
 impl Msg {
-    /// What was sent.
-    pub fn record(&self) -> &MessageRecord {
-        &self.rec
+    /// What was sent, while it is in memory.
+    pub fn record(&self) -> Option<&Arc<MessageRecord>> {
+        self.rec.as_ref()
     }
 
     /// Visibility and receive counters.
-    pub fn state(&self) -> &StateRecord {
-        &self.state
+    pub fn state(&self) -> StateRecord {
+        let r = self.received.as_deref();
+        StateRecord {
+            visible_at_ms: self.visible_at_ms,
+            receive_count: r.map_or(0, |r| r.count),
+            first_receive_ms: r.and_then(|r| r.first_ms),
+            last_receive_ms: r.and_then(|r| r.last_ms),
+            nonce: r.map_or(0, |r| r.nonce),
+        }
+    }
+
+    fn set_state(&mut self, s: StateRecord) {
+        self.visible_at_ms = s.visible_at_ms;
+        let r = Received {
+            first_ms: s.first_receive_ms,
+            last_ms: s.last_receive_ms,
+            nonce: s.nonce,
+            count: s.receive_count,
+        };
+        let none = Received {
+            first_ms: None,
+            last_ms: None,
+            nonce: 0,
+            count: 0,
+        };
+        self.received = (r != none).then(|| Box::new(r));
+    }
+
+    /// Receives so far.
+    pub fn receive_count(&self) -> u32 {
+        self.received.as_deref().map_or(0, |r| r.count)
+    }
+
+    /// Nonce of the latest receive; 0 before the first.
+    pub fn nonce(&self) -> u64 {
+        self.received.as_deref().map_or(0, |r| r.nonce)
+    }
+
+    /// Epoch ms of the send.
+    pub fn sent_ms(&self) -> u64 {
+        self.sent_ms
+    }
+
+    /// `receipt::fingerprint` of the message id.
+    pub fn fp(&self) -> u64 {
+        self.fp
     }
 
     /// Current phase.
@@ -57,13 +144,8 @@ impl Msg {
         self.phase
     }
 
-    /// The record and state of a message taken out of its queue.
-    pub fn into_parts(self) -> (Arc<MessageRecord>, StateRecord) {
-        (self.rec, self.state)
-    }
-
     fn group(&self) -> Option<&str> {
-        self.rec.extra().group_id.as_deref()
+        self.group.as_deref()
     }
 }
 
@@ -203,9 +285,22 @@ impl MessageIndex {
         }
     }
 
-    /// Adds a message (new or loaded), placing it by its visibility time. Messages due by
-    /// `now` are promoted first, so that groups they free take their places before this one.
+    /// Adds a message with its record in memory, placing it by its visibility time.
     pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
+        self.insert_entry(seq, Head::of(&rec), Some(Arc::clone(&rec)), state, now);
+    }
+
+    /// Adds a message (new or loaded; `rec` is `None` for one whose record stays on disk),
+    /// placing it by its visibility time. Messages due by `now` are promoted first, so that
+    /// groups they free take their places before this one.
+    pub fn insert_entry(
+        &mut self,
+        seq: u64,
+        head: Head<'_>,
+        rec: Option<Arc<MessageRecord>>,
+        state: StateRecord,
+        now: u64,
+    ) {
         self.promote(now);
         let before = self.next_visible_at();
         let phase = if state.visible_at_ms <= now {
@@ -215,23 +310,43 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
-        if rec.sent_ms < self.last_sent_ms {
-            self.late.insert((rec.sent_ms, seq));
+        let sent_ms = head.sent_ms;
+        if sent_ms < self.last_sent_ms {
+            self.late.insert((sent_ms, seq));
         }
-        self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
+        self.last_sent_ms = self.last_sent_ms.max(sent_ms);
         self.next_seq = self.next_seq.max(seq + 1);
-        let group = Arc::clone(&rec);
-        self.msgs.insert(seq, Msg { rec, state, phase });
+        let group = match head.group {
+            Some(g) if self.fifo => {
+                self.groups.add(g, seq);
+                self.groups.interned(g)
+            }
+            _ => None,
+        };
+        let mut m = Msg {
+            rec,
+            received: None,
+            group,
+            sent_ms,
+            visible_at_ms: 0,
+            fp: head.fp,
+            phase,
+        };
+        m.set_state(state);
+        self.msgs.insert(seq, m);
         if self.fifo {
             self.window.inserted(seq, &self.msgs);
         }
-        if self.fifo
-            && let Some(g) = group.extra().group_id.as_deref()
-        {
-            self.groups.add(g, seq);
-        }
         self.attach(seq, phase);
         self.note_sooner(before);
+    }
+
+    /// Drops a message's record from memory (it is on disk); false when there is no such
+    /// message or its record was not in memory.
+    pub fn make_cold(&mut self, seq: u64) -> bool {
+        self.msgs
+            .get_mut(&seq)
+            .is_some_and(|m| m.rec.take().is_some())
     }
 
     /// Puts a message into the index of its phase (the message must be in `msgs`), and
@@ -241,7 +356,7 @@ impl MessageIndex {
             return;
         };
         m.phase = phase;
-        let at = m.state.visible_at_ms;
+        let at = m.visible_at_ms;
         match phase {
             Phase::Ready => {
                 self.ready.insert(seq);
@@ -292,7 +407,7 @@ impl MessageIndex {
         let Some(m) = self.msgs.get(&seq) else {
             return;
         };
-        let at = m.state.visible_at_ms;
+        let at = m.visible_at_ms;
         match m.phase {
             Phase::Ready => {
                 self.ready.remove(&seq);
@@ -313,7 +428,7 @@ impl MessageIndex {
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(&seq)?;
-        self.late.remove(&(m.rec.sent_ms, seq));
+        self.late.remove(&(m.sent_ms, seq));
         if self.fifo {
             self.window.removed(seq, &self.msgs);
         }
@@ -355,8 +470,10 @@ impl MessageIndex {
         let before = self.next_visible_at();
         self.detach(seq);
         if let Some(m) = self.msgs.get_mut(&seq) {
-            m.state.visible_at_ms = visible_at;
-            change(&mut m.state);
+            let mut state = m.state();
+            state.visible_at_ms = visible_at;
+            change(&mut state);
+            m.set_state(state);
         }
         self.attach(seq, Phase::InFlight);
         self.note_sooner(before);
@@ -370,7 +487,7 @@ impl MessageIndex {
         let waiting: Vec<u64> = self
             .msgs
             .iter()
-            .filter(|(_, m)| m.state.receive_count == 0 && m.phase != Phase::InFlight)
+            .filter(|(_, m)| m.receive_count() == 0 && m.phase != Phase::InFlight)
             .map(|(s, _)| *s)
             .collect();
         for seq in waiting {
@@ -378,8 +495,8 @@ impl MessageIndex {
             let Some(m) = self.msgs.get_mut(&seq) else {
                 continue;
             };
-            m.state.visible_at_ms = m.rec.sent_ms + delay_ms;
-            let phase = if m.state.visible_at_ms <= now {
+            m.visible_at_ms = m.sent_ms + delay_ms;
+            let phase = if m.visible_at_ms <= now {
                 Phase::Ready
             } else {
                 Phase::Delayed
@@ -410,7 +527,7 @@ impl MessageIndex {
             if self
                 .msgs
                 .get(&seq)
-                .is_some_and(|m| m.phase != Phase::Ready && m.state.visible_at_ms <= now)
+                .is_some_and(|m| m.phase != Phase::Ready && m.visible_at_ms <= now)
             {
                 self.detach(seq);
                 self.attach(seq, Phase::Ready);

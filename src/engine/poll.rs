@@ -18,7 +18,8 @@ use tokio::sync::futures::OwnedNotified;
 
 use super::Engine;
 use super::message::{MAX_VISIBILITY_S, render};
-use super::receipt::{Receipt, fingerprint};
+use super::receipt::Receipt;
+use super::record::StateRecord;
 use super::redrive;
 use super::registry::Registry;
 use super::store::{Commit, Op};
@@ -80,7 +81,7 @@ impl Engine {
                 };
                 let mut ops = Vec::new();
                 let messages = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
-                let commit = self.inner.store.submit(ops);
+                let commit = self.submit_puts(&mut reg, ops);
                 let q = reg.get(id).ok_or_else(SqsError::queue_does_not_exist)?;
                 if !messages.is_empty() || now >= deadline || self.closing() {
                     Step::Done(messages, commit)
@@ -162,11 +163,11 @@ impl Engine {
             return Err(SqsError::new(ErrorCode::OverLimit, TOO_MANY_IN_FLIGHT));
         }
         let max = opts.max.min(room);
-        let mut out = Vec::new();
-        let mut handed_out = Vec::new();
+        // (seq, receipt handle, state) of the messages handed out, rendered after the picks.
+        let mut taken: Vec<(u64, String, StateRecord)> = Vec::new();
         let mut moved = Vec::new();
-        while out.len() < max {
-            let want = max - out.len();
+        while taken.len() < max {
+            let want = max - taken.len();
             let picks = match opts.random_order {
                 Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
                 _ => q.messages().pick(want),
@@ -179,10 +180,11 @@ impl Engine {
                 if let Some((max, _)) = dlq
                     && q.messages()
                         .get(seq)
-                        .is_some_and(|m| m.state().receive_count >= max)
+                        .is_some_and(|m| m.receive_count() >= max)
+                    && let Some(rec) = self.record(q, seq)
                     && let Some(m) = q.delete(seq, ops)
                 {
-                    moved.push(m);
+                    moved.push((rec, m.state()));
                     any_moved = true;
                     continue;
                 }
@@ -195,15 +197,25 @@ impl Engine {
                     queue_id,
                     seq,
                     nonce,
-                    message: fingerprint(m.record().id.as_bytes()),
+                    message: m.fp(),
                 }
                 .encode(self.inner.ids.next_u64());
-                out.push(render(m, handle, c, &self.inner.cfg.account_id));
-                handed_out.push((seq, nonce));
+                taken.push((seq, handle, m.state()));
             }
             if !any_moved {
                 break;
             }
+        }
+        // Records not in memory are read back in one read transaction. A message whose record
+        // cannot be read is left out; its receive is then moot (it becomes visible again).
+        let seqs: Vec<u64> = taken.iter().map(|&(seq, ..)| seq).collect();
+        let records = self.records(q, &seqs);
+        let mut out = Vec::with_capacity(taken.len());
+        let mut handed_out = Vec::with_capacity(taken.len());
+        for ((seq, handle, state), rec) in taken.into_iter().zip(records) {
+            let Some(rec) = rec else { continue };
+            out.push(render(&rec, &state, handle, c, &self.inner.cfg.account_id));
+            handed_out.push((seq, state.nonce));
         }
         if visibility_ms == 0 {
             // Handed out visible: FIFO groups go to the back in the order they were served.

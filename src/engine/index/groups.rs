@@ -74,6 +74,11 @@ impl Groups {
         g.seqs.first() == Some(&seq)
     }
 
+    /// The group's shared name, while it has messages.
+    pub fn interned(&self, group: &str) -> Option<Arc<str>> {
+        self.groups.get(group).map(|g| Arc::clone(&g.name))
+    }
+
     /// Whether `seq` is the head of `group`.
     pub fn is_head(&self, group: &str, seq: u64) -> bool {
         self.groups
