@@ -79,3 +79,6 @@ impl Engine {
         self.lock().cached_bytes()
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,14 +13,16 @@
 //! (`queue_state.rs`).
 
 mod groups;
+mod seqmap;
 mod window;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
+use seqmap::SeqMap;
 use window::Window;
 
 /// Where a message is in its life.
@@ -156,10 +158,10 @@ pub(super) struct MessageIndex {
     fifo: bool,
     /// Next sequence number.
     next_seq: u64,
-    /// Messages by sequence number.
-    msgs: BTreeMap<u64, Msg>,
+    /// Messages by sequence number (densely packed: a backlog holds millions).
+    msgs: SeqMap<Msg>,
     /// Ready messages, oldest first.
-    ready: BTreeSet<u64>,
+    ready: SeqMap<()>,
     /// (visible at ms, seq) of delayed and in-flight messages.
     pending: BTreeSet<(u64, u64)>,
     /// Count of in-flight messages.
@@ -191,8 +193,8 @@ impl MessageIndex {
         Self {
             fifo,
             next_seq: 1,
-            msgs: BTreeMap::new(),
-            ready: BTreeSet::new(),
+            msgs: SeqMap::default(),
+            ready: SeqMap::default(),
             pending: BTreeSet::new(),
             inflight: 0,
             delayed: 0,
@@ -250,7 +252,7 @@ impl MessageIndex {
 
     /// One message.
     pub fn get(&self, seq: u64) -> Option<&Msg> {
-        self.msgs.get(&seq)
+        self.msgs.get(seq)
     }
 
     /// The oldest-sent message among those that arrived out of send order.
@@ -260,17 +262,17 @@ impl MessageIndex {
 
     /// The oldest message.
     pub fn first(&self) -> Option<(u64, &Msg)> {
-        self.msgs.first_key_value().map(|(s, m)| (*s, m))
+        self.msgs.first()
     }
 
     /// Messages with sequence numbers from `start` on, in order.
     pub fn iter_from(&self, start: u64) -> impl Iterator<Item = (u64, &Msg)> {
-        self.msgs.range(start..).map(|(s, m)| (*s, m))
+        self.msgs.range_from(start)
     }
 
     /// Sequence numbers of ready messages, oldest first.
     pub fn ready_seqs(&self) -> impl Iterator<Item = u64> + '_ {
-        self.ready.iter().copied()
+        self.ready.iter().map(|(s, ())| s)
     }
 
     /// When the next pending message becomes visible, if any.
@@ -345,21 +347,21 @@ impl MessageIndex {
     /// message or its record was not in memory.
     pub fn make_cold(&mut self, seq: u64) -> bool {
         self.msgs
-            .get_mut(&seq)
+            .get_mut(seq)
             .is_some_and(|m| m.rec.take().is_some())
     }
 
     /// Puts a message into the index of its phase (the message must be in `msgs`), and
     /// re-reads its group's availability when it is the group's head.
     fn attach(&mut self, seq: u64, phase: Phase) {
-        let Some(m) = self.msgs.get_mut(&seq) else {
+        let Some(m) = self.msgs.get_mut(seq) else {
             return;
         };
         m.phase = phase;
         let at = m.visible_at_ms;
         match phase {
             Phase::Ready => {
-                self.ready.insert(seq);
+                self.ready.insert(seq, ());
                 if !self.fifo {
                     self.events += 1;
                 }
@@ -393,7 +395,7 @@ impl MessageIndex {
     /// that becomes available takes its place as of `since`.
     fn refresh_group(&mut self, seq: u64, since: u64) {
         let msgs = &self.msgs;
-        let Some(g) = msgs.get(&seq).and_then(Msg::group) else {
+        let Some(g) = msgs.get(seq).and_then(Msg::group) else {
             return;
         };
         if self.groups.is_head(g, seq) && self.groups.refresh(g, since, |s| visible(msgs, s)) {
@@ -404,13 +406,13 @@ impl MessageIndex {
     /// Takes a message out of the index of its phase. Always followed by `attach` or a removal,
     /// which re-read the group.
     fn detach(&mut self, seq: u64) {
-        let Some(m) = self.msgs.get(&seq) else {
+        let Some(m) = self.msgs.get(seq) else {
             return;
         };
         let at = m.visible_at_ms;
         match m.phase {
             Phase::Ready => {
-                self.ready.remove(&seq);
+                self.ready.remove(seq);
             }
             Phase::Delayed => {
                 self.delayed -= 1;
@@ -427,7 +429,7 @@ impl MessageIndex {
     /// visible message is its head now, it goes to the back of the order (§6.9).
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
-        let m = self.msgs.remove(&seq)?;
+        let m = self.msgs.remove(seq)?;
         self.late.remove(&(m.sent_ms, seq));
         if self.fifo {
             self.window.removed(seq, &self.msgs);
@@ -464,12 +466,12 @@ impl MessageIndex {
         visible_at: u64,
         change: impl FnOnce(&mut StateRecord),
     ) -> Option<&Msg> {
-        if !self.msgs.contains_key(&seq) {
+        if !self.msgs.contains(seq) {
             return None;
         }
         let before = self.next_visible_at();
         self.detach(seq);
-        if let Some(m) = self.msgs.get_mut(&seq) {
+        if let Some(m) = self.msgs.get_mut(seq) {
             let mut state = m.state();
             state.visible_at_ms = visible_at;
             change(&mut state);
@@ -477,7 +479,7 @@ impl MessageIndex {
         }
         self.attach(seq, Phase::InFlight);
         self.note_sooner(before);
-        self.msgs.get(&seq)
+        self.msgs.get(seq)
     }
 
     /// Re-places every never-received message at its send time plus `delay_ms`.
@@ -488,11 +490,11 @@ impl MessageIndex {
             .msgs
             .iter()
             .filter(|(_, m)| m.receive_count() == 0 && m.phase != Phase::InFlight)
-            .map(|(s, _)| *s)
+            .map(|(s, _)| s)
             .collect();
         for seq in waiting {
             self.detach(seq);
-            let Some(m) = self.msgs.get_mut(&seq) else {
+            let Some(m) = self.msgs.get_mut(seq) else {
                 continue;
             };
             m.visible_at_ms = m.sent_ms + delay_ms;
@@ -526,7 +528,7 @@ impl MessageIndex {
         for &seq in seqs {
             if self
                 .msgs
-                .get(&seq)
+                .get(seq)
                 .is_some_and(|m| m.phase != Phase::Ready && m.visible_at_ms <= now)
             {
                 self.detach(seq);
@@ -540,11 +542,11 @@ impl MessageIndex {
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut out: Vec<u64> = Vec::with_capacity(max);
-        for (i, seq) in self.ready.iter().enumerate() {
+        for (i, (seq, ())) in self.ready.iter().enumerate() {
             if out.len() < max {
-                out.push(*seq);
+                out.push(seq);
             } else if let Some(j) = Some(rng.usize(..=i)).filter(|&j| j < max) {
-                out[j] = *seq;
+                out[j] = seq;
             }
         }
         rng.shuffle(&mut out);
@@ -556,7 +558,7 @@ impl MessageIndex {
     /// visible messages starting at its head, within the scan window (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
-            return self.ready.iter().take(max).copied().collect();
+            return self.ready.iter().take(max).map(|(s, ())| s).collect();
         }
         self.groups
             .pick(max, |s| visible(&self.msgs, s), |s| self.window.contains(s))
@@ -564,8 +566,8 @@ impl MessageIndex {
 }
 
 /// Whether message `seq` is visible now.
-fn visible(msgs: &BTreeMap<u64, Msg>, seq: u64) -> bool {
-    msgs.get(&seq).is_some_and(|m| m.phase == Phase::Ready)
+fn visible(msgs: &SeqMap<Msg>, seq: u64) -> bool {
+    msgs.get(seq).is_some_and(|m| m.phase == Phase::Ready)
 }
 
 #[cfg(test)]

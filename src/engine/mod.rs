@@ -85,7 +85,7 @@ impl Default for EngineOptions {
             region: "us-east-1".into(),
             data_dir: None,
             cache_bytes: 16 << 20,
-            body_cache_bytes: 64 << 20,
+            body_cache_bytes: 32 << 20,
             enforce_cooloffs: false,
             disk_faults: None,
             max_inflight: Some(120_000),
