@@ -121,7 +121,7 @@ mod tests {
     fn rec(body_len: usize) -> MessageRecord {
         MessageRecord {
             id: uuid::Uuid::nil(),
-            body: "x".repeat(body_len),
+            body: "x".repeat(body_len).into(),
             sent_ms: 0,
             delay_s: 0,
             md5_of_body: [0; 16],

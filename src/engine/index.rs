@@ -79,7 +79,7 @@ pub(super) struct Msg {
     rec: Option<Arc<MessageRecord>>,
     received: Option<Box<Received>>,
     /// FIFO only: the group, shared with the group index.
-    group: Option<Arc<str>>,
+    group: Option<Arc<String>>,
     sent_ms: u64,
     visible_at_ms: u64,
     fp: u64,
@@ -147,7 +147,7 @@ impl Msg {
     }
 
     fn group(&self) -> Option<&str> {
-        self.group.as_deref()
+        self.group.as_deref().map(String::as_str)
     }
 }
 

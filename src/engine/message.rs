@@ -126,7 +126,7 @@ impl Engine {
             .or_else(|| ctx.trace_header.clone());
         let mut rec = MessageRecord {
             id: parse_id(&result.message_id),
-            body: c.message_body,
+            body: c.message_body.into_boxed_str(),
             sent_ms,
             delay_s: u32::try_from(delay_s).unwrap_or(u32::MAX),
             md5_of_body: md5_body,
@@ -381,7 +381,7 @@ pub(super) fn render(
         message_id: rec.message_id(),
         receipt_handle: handle,
         md5_of_body: hex(&rec.md5_of_body),
-        body: rec.body.clone(),
+        body: rec.body.to_string(),
         attributes,
         md5_of_message_attributes: md5_of_attributes(message_attributes.iter()),
         message_attributes,

@@ -106,8 +106,8 @@ pub(crate) fn decode_queue(b: &[u8]) -> Result<QueueRecord, String> {
 pub(crate) struct MessageRecord {
     /// Message id (a UUID).
     pub id: uuid::Uuid,
-    /// Body.
-    pub body: String,
+    /// Body (boxed: no spare capacity, and 8 bytes less than a `String` per record held).
+    pub body: Box<str>,
     /// Epoch milliseconds.
     pub sent_ms: u64,
     /// Delay applied at the send, seconds; the first visibility is `sent_ms + delay`.
