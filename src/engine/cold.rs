@@ -11,13 +11,86 @@
 use std::sync::Arc;
 
 use super::Engine;
+use super::message::render;
 use super::queue_state::Queue;
 use super::receipt::fingerprint;
-use super::record::MessageRecord;
+use super::record::{MessageRecord, StateRecord};
 use super::registry::Registry;
 use super::store::{Commit, Op};
+use crate::command::{Message, ReceiveMessage};
+
+/// A message a receive took under the lock, before it is rendered.
+#[derive(Debug)]
+pub(super) struct Taken {
+    pub seq: u64,
+    /// Fingerprint of its id, to check the record read back.
+    pub fp: u64,
+    pub handle: String,
+    /// Its state as of the receive.
+    pub state: StateRecord,
+    /// Its record, when it was in memory.
+    pub rec: Option<Arc<MessageRecord>>,
+}
+
+/// What a receive took under the lock.
+#[derive(Debug)]
+pub(super) enum Picked {
+    /// Rendered already (FIFO queues, retried attempts).
+    Done(Vec<Message>),
+    /// To render once the records not in memory are read (standard queues).
+    Fetch { queue_id: u64, taken: Vec<Taken> },
+}
+
+impl Picked {
+    /// Whether the receive took nothing.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Picked::Done(m) => m.is_empty(),
+            Picked::Fetch { taken, .. } => taken.is_empty(),
+        }
+    }
+}
 
 impl Engine {
+    /// Renders what a receive took, reading the records that were not in memory first, in
+    /// one read transaction and without the engine lock. A message changed in between is
+    /// still the same message under the same key: sequence numbers are not reused within a
+    /// run, and an evicted record's put is committed. A message whose record is gone by then
+    /// (deleted by id, purged and removed, its queue deleted), or does not match its
+    /// fingerprint, is left out of the answer; its receive is then moot.
+    pub(super) fn complete(&self, picked: Picked, c: &ReceiveMessage) -> Vec<Message> {
+        let (queue_id, taken) = match picked {
+            Picked::Done(messages) => return messages,
+            Picked::Fetch { queue_id, taken } => (queue_id, taken),
+        };
+        let cold: Vec<(u64, u64)> = taken
+            .iter()
+            .filter(|t| t.rec.is_none())
+            .map(|t| (queue_id, t.seq))
+            .collect();
+        let read = if cold.is_empty() {
+            Vec::new()
+        } else {
+            self.inner.store.read_messages(&cold).unwrap_or_else(|e| {
+                tracing::error!(error = %e, "reading message records failed");
+                Vec::new()
+            })
+        };
+        let mut read = read.into_iter();
+        let sender = &self.inner.cfg.account_id;
+        taken
+            .into_iter()
+            .filter_map(|t| {
+                let rec = match t.rec {
+                    Some(rec) => rec,
+                    None => Arc::new(read.next().flatten()?),
+                };
+                (fingerprint(rec.id.as_bytes()) == t.fp)
+                    .then(|| render(&rec, &t.state, t.handle, c, sender))
+            })
+            .collect()
+    }
+
     /// Submits ops that may put messages: in durable mode their records are noted in the body
     /// cache, and the oldest committed records over its budget leave memory. Call under the
     /// lock, like [`super::store::Store::submit`].

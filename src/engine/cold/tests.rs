@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::super::{Engine, EngineOptions, ManualClock, SeededIds};
+use super::super::{Clock, Engine, EngineOptions, ManualClock, SeededIds};
 use crate::command::{
     Command, CreateQueue, DeleteMessage, MessageAttributeValue, PurgeQueue, ReceiveMessage, Reply,
     RequestContext, SendMessage, StartMessageMoveTask,
@@ -252,4 +252,44 @@ async fn cold_messages_move_to_the_dead_letter_queue_with_their_bodies() {
         tokio::time::sleep(std::time::Duration::from_millis(10)).await;
     }
     check_bodies(&ids, &back);
+}
+
+/// A receive takes messages under the lock and reads their records after it: a message
+/// deleted in between (here by id, from the console) is left out of the answer, and the
+/// others keep their own bodies.
+#[tokio::test]
+async fn a_message_deleted_between_pick_and_read_is_left_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (e, clock) = open(&dir, 0, 7);
+    create(&e, "q", &[]).await;
+    let ids = send(&e, 6).await;
+    let c = ReceiveMessage {
+        queue_url: URL.into(),
+        max_number_of_messages: Some(10),
+        message_attribute_names: vec!["All".into()],
+        ..ReceiveMessage::default()
+    };
+    let opts = super::super::poll::receive_options(&c).expect("valid options");
+    let (picked, commit) = {
+        let mut reg = e.lock();
+        let id = e.resolve(&reg, URL).expect("the queue exists");
+        let mut ops = Vec::new();
+        let now = clock.now_ms();
+        let picked = e
+            .try_receive(&mut reg, id, &c, opts, now, &mut ops)
+            .expect("receives");
+        (picked, e.submit_puts(&mut reg, ops))
+    };
+    commit.wait().await.expect("commits");
+    assert!(e.delete_by_id(URL, &ids[2]).await.expect("deletes"));
+    let got = e.complete(picked, &c);
+    assert_eq!(got.len(), 5);
+    assert!(got.iter().all(|m| m.message_id != ids[2]));
+    for m in &got {
+        let i = ids
+            .iter()
+            .position(|id| *id == m.message_id)
+            .expect("a sent id");
+        assert_eq!(m.body, body(i));
+    }
 }
