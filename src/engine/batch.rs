@@ -10,9 +10,10 @@ use std::collections::HashSet;
 use super::Engine;
 use super::fifo;
 use super::message::change_visibility;
+use super::prepare::Prepared;
 use super::queue_state::Queue;
 use super::store::Op;
-use crate::command::validate::{message_size, short_name};
+use crate::command::validate::short_name;
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
     DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessage, SendMessageBatch,
@@ -76,15 +77,38 @@ impl Engine {
         c: SendMessageBatch,
     ) -> SqsResult<SendMessageBatchResult> {
         let now = self.now();
+        // Checks and checksums that need no queue state run before the lock (`prepare.rs`).
+        let ids: Vec<String> = c.entries.iter().map(|e| e.id.clone()).collect();
+        let fifo_ids: Vec<(bool, bool)> = c
+            .entries
+            .iter()
+            .map(|e| {
+                (
+                    e.message_group_id.is_some(),
+                    e.message_deduplication_id.is_some(),
+                )
+            })
+            .collect();
+        let prepared: Vec<Prepared> = c
+            .entries
+            .into_iter()
+            .map(|e| {
+                Prepared::new(SendMessage {
+                    queue_url: String::new(),
+                    message_body: e.message_body,
+                    delay_seconds: e.delay_seconds,
+                    message_attributes: e.message_attributes,
+                    message_system_attributes: e.message_system_attributes,
+                    message_deduplication_id: e.message_deduplication_id,
+                    message_group_id: e.message_group_id,
+                })
+            })
+            .collect();
         let (result, commit) = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &c.queue_url)?;
-            check_entries("SendMessageBatch", c.entries.iter().map(|e| e.id.as_str()))?;
-            let total: usize = c
-                .entries
-                .iter()
-                .map(|e| message_size(&e.message_body, &e.message_attributes))
-                .sum();
+            check_entries("SendMessageBatch", ids.iter().map(String::as_str))?;
+            let total: usize = prepared.iter().map(|p| p.size).sum();
             if total > MAX_BATCH_BYTES {
                 return Err(SqsError::new(
                     ErrorCode::BatchRequestTooLong,
@@ -95,34 +119,20 @@ impl Engine {
             }
             if q.is_fifo() {
                 // Missing FIFO ids fail the whole batch, with InvalidParameterValue (§5.5).
-                if c.entries.iter().any(|e| e.message_group_id.is_none()) {
+                if fifo_ids.iter().any(|&(group, _)| !group) {
                     return Err(SqsError::invalid_value(
                         "The request must contain the parameter MessageGroupId.",
                     ));
                 }
-                if !q.content_based()
-                    && c.entries
-                        .iter()
-                        .any(|e| e.message_deduplication_id.is_none())
-                {
+                if !q.content_based() && fifo_ids.iter().any(|&(_, dedup)| !dedup) {
                     return Err(SqsError::invalid_value(fifo::NO_DEDUP_ID));
                 }
             }
             let mut result = SendMessageBatchResult::default();
-            let mut ops = Vec::with_capacity(c.entries.len() * 2);
+            let mut ops = Vec::with_capacity(prepared.len() * 2);
             let before = q.watch(self.max_inflight());
-            for e in c.entries {
-                let entry_id = e.id.clone();
-                let msg = SendMessage {
-                    queue_url: String::new(),
-                    message_body: e.message_body,
-                    delay_seconds: e.delay_seconds,
-                    message_attributes: e.message_attributes,
-                    message_system_attributes: e.message_system_attributes,
-                    message_deduplication_id: e.message_deduplication_id,
-                    message_group_id: e.message_group_id,
-                };
-                match self.enqueue(q, ctx, msg, now, true, &mut ops) {
+            for (entry_id, p) in ids.into_iter().zip(prepared) {
+                match self.enqueue(q, ctx, p, now, true, &mut ops) {
                     Ok(r) => result.successful.push(SendMessageBatchResultEntry {
                         id: entry_id,
                         message_id: r.message_id,
@@ -135,7 +145,7 @@ impl Engine {
                 }
             }
             q.wake_after(before, self.max_inflight());
-            (result, self.inner.store.submit(ops))
+            (result, self.submit_puts(&mut reg, ops))
         };
         self.commit(commit).await?;
         Ok(result)

@@ -13,13 +13,16 @@
 //! (`queue_state.rs`).
 
 mod groups;
+mod seqmap;
 mod window;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
+use seqmap::SeqMap;
 use window::Window;
 
 /// Where a message is in its life.
@@ -33,23 +36,109 @@ pub(super) enum Phase {
     InFlight,
 }
 
-/// One message: what was sent, its visibility and counters, and its phase.
+/// What the index keeps of a message besides its state: enough to schedule it (send time for
+/// retention and delays, group for FIFO order) and to check receipt handles (the fingerprint
+/// of its id), without its record.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Head<'a> {
+    /// Epoch ms of the send.
+    pub sent_ms: u64,
+    /// `receipt::fingerprint` of the message id.
+    pub fp: u64,
+    /// Group id (used on FIFO queues only).
+    pub group: Option<&'a str>,
+}
+
+impl<'a> Head<'a> {
+    /// The head fields of a record.
+    pub fn of(rec: &'a MessageRecord) -> Self {
+        Self {
+            sent_ms: rec.sent_ms,
+            fp: fingerprint(rec.id.as_bytes()),
+            group: rec.extra().group_id.as_deref(),
+        }
+    }
+}
+
+/// Receive counters, boxed apart: most of a backlog was never received, and this keeps their
+/// entries small.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Received {
+    first_ms: Option<u64>,
+    last_ms: Option<u64>,
+    nonce: u64,
+    count: u32,
+}
+
+/// One message as the index keeps it: its scheduling fields, its state and phase, and its
+/// record while that is in memory (`hot`). A durable engine drops the record once its put is
+/// committed and the body cache no longer holds it (`cache.rs`); it is then read back from the
+/// store when needed. A memory-mode engine keeps every record.
 #[derive(Debug)]
 pub(super) struct Msg {
-    rec: Arc<MessageRecord>,
-    state: StateRecord,
+    rec: Option<Arc<MessageRecord>>,
+    received: Option<Box<Received>>,
+    /// FIFO only: the group, shared with the group index.
+    group: Option<Arc<String>>,
+    sent_ms: u64,
+    visible_at_ms: u64,
+    fp: u64,
     phase: Phase,
 }
 
 impl Msg {
-    /// What was sent.
-    pub fn record(&self) -> &MessageRecord {
-        &self.rec
+    /// What was sent, while it is in memory.
+    pub fn record(&self) -> Option<&Arc<MessageRecord>> {
+        self.rec.as_ref()
     }
 
     /// Visibility and receive counters.
-    pub fn state(&self) -> &StateRecord {
-        &self.state
+    pub fn state(&self) -> StateRecord {
+        let r = self.received.as_deref();
+        StateRecord {
+            visible_at_ms: self.visible_at_ms,
+            receive_count: r.map_or(0, |r| r.count),
+            first_receive_ms: r.and_then(|r| r.first_ms),
+            last_receive_ms: r.and_then(|r| r.last_ms),
+            nonce: r.map_or(0, |r| r.nonce),
+        }
+    }
+
+    fn set_state(&mut self, s: StateRecord) {
+        self.visible_at_ms = s.visible_at_ms;
+        let r = Received {
+            first_ms: s.first_receive_ms,
+            last_ms: s.last_receive_ms,
+            nonce: s.nonce,
+            count: s.receive_count,
+        };
+        let none = Received {
+            first_ms: None,
+            last_ms: None,
+            nonce: 0,
+            count: 0,
+        };
+        self.received = (r != none).then(|| Box::new(r));
+    }
+
+    /// Receives so far.
+    pub fn receive_count(&self) -> u32 {
+        self.received.as_deref().map_or(0, |r| r.count)
+    }
+
+    /// Nonce of the latest receive; 0 before the first.
+    pub fn nonce(&self) -> u64 {
+        self.received.as_deref().map_or(0, |r| r.nonce)
+    }
+
+    /// Epoch ms of the send.
+    pub fn sent_ms(&self) -> u64 {
+        self.sent_ms
+    }
+
+    /// `receipt::fingerprint` of the message id.
+    pub fn fp(&self) -> u64 {
+        self.fp
     }
 
     /// Current phase.
@@ -57,13 +146,8 @@ impl Msg {
         self.phase
     }
 
-    /// The record and state of a message taken out of its queue.
-    pub fn into_parts(self) -> (Arc<MessageRecord>, StateRecord) {
-        (self.rec, self.state)
-    }
-
     fn group(&self) -> Option<&str> {
-        self.rec.extra().group_id.as_deref()
+        self.group.as_deref().map(String::as_str)
     }
 }
 
@@ -74,10 +158,10 @@ pub(super) struct MessageIndex {
     fifo: bool,
     /// Next sequence number.
     next_seq: u64,
-    /// Messages by sequence number.
-    msgs: BTreeMap<u64, Msg>,
+    /// Messages by sequence number (densely packed: a backlog holds millions).
+    msgs: SeqMap<Msg>,
     /// Ready messages, oldest first.
-    ready: BTreeSet<u64>,
+    ready: SeqMap<()>,
     /// (visible at ms, seq) of delayed and in-flight messages.
     pending: BTreeSet<(u64, u64)>,
     /// Count of in-flight messages.
@@ -109,8 +193,8 @@ impl MessageIndex {
         Self {
             fifo,
             next_seq: 1,
-            msgs: BTreeMap::new(),
-            ready: BTreeSet::new(),
+            msgs: SeqMap::default(),
+            ready: SeqMap::default(),
             pending: BTreeSet::new(),
             inflight: 0,
             delayed: 0,
@@ -168,7 +252,7 @@ impl MessageIndex {
 
     /// One message.
     pub fn get(&self, seq: u64) -> Option<&Msg> {
-        self.msgs.get(&seq)
+        self.msgs.get(seq)
     }
 
     /// The oldest-sent message among those that arrived out of send order.
@@ -178,17 +262,17 @@ impl MessageIndex {
 
     /// The oldest message.
     pub fn first(&self) -> Option<(u64, &Msg)> {
-        self.msgs.first_key_value().map(|(s, m)| (*s, m))
+        self.msgs.first()
     }
 
     /// Messages with sequence numbers from `start` on, in order.
     pub fn iter_from(&self, start: u64) -> impl Iterator<Item = (u64, &Msg)> {
-        self.msgs.range(start..).map(|(s, m)| (*s, m))
+        self.msgs.range_from(start)
     }
 
     /// Sequence numbers of ready messages, oldest first.
     pub fn ready_seqs(&self) -> impl Iterator<Item = u64> + '_ {
-        self.ready.iter().copied()
+        self.ready.iter().map(|(s, ())| s)
     }
 
     /// When the next pending message becomes visible, if any.
@@ -203,9 +287,22 @@ impl MessageIndex {
         }
     }
 
-    /// Adds a message (new or loaded), placing it by its visibility time. Messages due by
-    /// `now` are promoted first, so that groups they free take their places before this one.
+    /// Adds a message with its record in memory, placing it by its visibility time.
     pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
+        self.insert_entry(seq, Head::of(&rec), Some(Arc::clone(&rec)), state, now);
+    }
+
+    /// Adds a message (new or loaded; `rec` is `None` for one whose record stays on disk),
+    /// placing it by its visibility time. Messages due by `now` are promoted first, so that
+    /// groups they free take their places before this one.
+    pub fn insert_entry(
+        &mut self,
+        seq: u64,
+        head: Head<'_>,
+        rec: Option<Arc<MessageRecord>>,
+        state: StateRecord,
+        now: u64,
+    ) {
         self.promote(now);
         let before = self.next_visible_at();
         let phase = if state.visible_at_ms <= now {
@@ -215,36 +312,56 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
-        if rec.sent_ms < self.last_sent_ms {
-            self.late.insert((rec.sent_ms, seq));
+        let sent_ms = head.sent_ms;
+        if sent_ms < self.last_sent_ms {
+            self.late.insert((sent_ms, seq));
         }
-        self.last_sent_ms = self.last_sent_ms.max(rec.sent_ms);
+        self.last_sent_ms = self.last_sent_ms.max(sent_ms);
         self.next_seq = self.next_seq.max(seq + 1);
-        let group = Arc::clone(&rec);
-        self.msgs.insert(seq, Msg { rec, state, phase });
+        let group = match head.group {
+            Some(g) if self.fifo => {
+                self.groups.add(g, seq);
+                self.groups.interned(g)
+            }
+            _ => None,
+        };
+        let mut m = Msg {
+            rec,
+            received: None,
+            group,
+            sent_ms,
+            visible_at_ms: 0,
+            fp: head.fp,
+            phase,
+        };
+        m.set_state(state);
+        self.msgs.insert(seq, m);
         if self.fifo {
             self.window.inserted(seq, &self.msgs);
-        }
-        if self.fifo
-            && let Some(g) = group.extra().group_id.as_deref()
-        {
-            self.groups.add(g, seq);
         }
         self.attach(seq, phase);
         self.note_sooner(before);
     }
 
+    /// Drops a message's record from memory (it is on disk); false when there is no such
+    /// message or its record was not in memory.
+    pub fn make_cold(&mut self, seq: u64) -> bool {
+        self.msgs
+            .get_mut(seq)
+            .is_some_and(|m| m.rec.take().is_some())
+    }
+
     /// Puts a message into the index of its phase (the message must be in `msgs`), and
     /// re-reads its group's availability when it is the group's head.
     fn attach(&mut self, seq: u64, phase: Phase) {
-        let Some(m) = self.msgs.get_mut(&seq) else {
+        let Some(m) = self.msgs.get_mut(seq) else {
             return;
         };
         m.phase = phase;
-        let at = m.state.visible_at_ms;
+        let at = m.visible_at_ms;
         match phase {
             Phase::Ready => {
-                self.ready.insert(seq);
+                self.ready.insert(seq, ());
                 if !self.fifo {
                     self.events += 1;
                 }
@@ -278,7 +395,7 @@ impl MessageIndex {
     /// that becomes available takes its place as of `since`.
     fn refresh_group(&mut self, seq: u64, since: u64) {
         let msgs = &self.msgs;
-        let Some(g) = msgs.get(&seq).and_then(Msg::group) else {
+        let Some(g) = msgs.get(seq).and_then(Msg::group) else {
             return;
         };
         if self.groups.is_head(g, seq) && self.groups.refresh(g, since, |s| visible(msgs, s)) {
@@ -289,13 +406,13 @@ impl MessageIndex {
     /// Takes a message out of the index of its phase. Always followed by `attach` or a removal,
     /// which re-read the group.
     fn detach(&mut self, seq: u64) {
-        let Some(m) = self.msgs.get(&seq) else {
+        let Some(m) = self.msgs.get(seq) else {
             return;
         };
-        let at = m.state.visible_at_ms;
+        let at = m.visible_at_ms;
         match m.phase {
             Phase::Ready => {
-                self.ready.remove(&seq);
+                self.ready.remove(seq);
             }
             Phase::Delayed => {
                 self.delayed -= 1;
@@ -312,8 +429,8 @@ impl MessageIndex {
     /// visible message is its head now, it goes to the back of the order (§6.9).
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
-        let m = self.msgs.remove(&seq)?;
-        self.late.remove(&(m.rec.sent_ms, seq));
+        let m = self.msgs.remove(seq)?;
+        self.late.remove(&(m.sent_ms, seq));
         if self.fifo {
             self.window.removed(seq, &self.msgs);
         }
@@ -349,18 +466,20 @@ impl MessageIndex {
         visible_at: u64,
         change: impl FnOnce(&mut StateRecord),
     ) -> Option<&Msg> {
-        if !self.msgs.contains_key(&seq) {
+        if !self.msgs.contains(seq) {
             return None;
         }
         let before = self.next_visible_at();
         self.detach(seq);
-        if let Some(m) = self.msgs.get_mut(&seq) {
-            m.state.visible_at_ms = visible_at;
-            change(&mut m.state);
+        if let Some(m) = self.msgs.get_mut(seq) {
+            let mut state = m.state();
+            state.visible_at_ms = visible_at;
+            change(&mut state);
+            m.set_state(state);
         }
         self.attach(seq, Phase::InFlight);
         self.note_sooner(before);
-        self.msgs.get(&seq)
+        self.msgs.get(seq)
     }
 
     /// Re-places every never-received message at its send time plus `delay_ms`.
@@ -370,16 +489,16 @@ impl MessageIndex {
         let waiting: Vec<u64> = self
             .msgs
             .iter()
-            .filter(|(_, m)| m.state.receive_count == 0 && m.phase != Phase::InFlight)
-            .map(|(s, _)| *s)
+            .filter(|(_, m)| m.receive_count() == 0 && m.phase != Phase::InFlight)
+            .map(|(s, _)| s)
             .collect();
         for seq in waiting {
             self.detach(seq);
-            let Some(m) = self.msgs.get_mut(&seq) else {
+            let Some(m) = self.msgs.get_mut(seq) else {
                 continue;
             };
-            m.state.visible_at_ms = m.rec.sent_ms + delay_ms;
-            let phase = if m.state.visible_at_ms <= now {
+            m.visible_at_ms = m.sent_ms + delay_ms;
+            let phase = if m.visible_at_ms <= now {
                 Phase::Ready
             } else {
                 Phase::Delayed
@@ -409,8 +528,8 @@ impl MessageIndex {
         for &seq in seqs {
             if self
                 .msgs
-                .get(&seq)
-                .is_some_and(|m| m.phase != Phase::Ready && m.state.visible_at_ms <= now)
+                .get(seq)
+                .is_some_and(|m| m.phase != Phase::Ready && m.visible_at_ms <= now)
             {
                 self.detach(seq);
                 self.attach(seq, Phase::Ready);
@@ -423,11 +542,11 @@ impl MessageIndex {
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut out: Vec<u64> = Vec::with_capacity(max);
-        for (i, seq) in self.ready.iter().enumerate() {
+        for (i, (seq, ())) in self.ready.iter().enumerate() {
             if out.len() < max {
-                out.push(*seq);
+                out.push(seq);
             } else if let Some(j) = Some(rng.usize(..=i)).filter(|&j| j < max) {
-                out[j] = *seq;
+                out[j] = seq;
             }
         }
         rng.shuffle(&mut out);
@@ -439,7 +558,7 @@ impl MessageIndex {
     /// visible messages starting at its head, within the scan window (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
-            return self.ready.iter().take(max).copied().collect();
+            return self.ready.iter().take(max).map(|(s, ())| s).collect();
         }
         self.groups
             .pick(max, |s| visible(&self.msgs, s), |s| self.window.contains(s))
@@ -447,8 +566,8 @@ impl MessageIndex {
 }
 
 /// Whether message `seq` is visible now.
-fn visible(msgs: &BTreeMap<u64, Msg>, seq: u64) -> bool {
-    msgs.get(&seq).is_some_and(|m| m.phase == Phase::Ready)
+fn visible(msgs: &SeqMap<Msg>, seq: u64) -> bool {
+    msgs.get(seq).is_some_and(|m| m.phase == Phase::Ready)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ pub(super) fn registry_from(
     now: u64,
     load: impl FnOnce(&mut dyn FnMut(Row) -> Result<(), StoreError>) -> Result<Loaded, StoreError>,
 ) -> Result<Registry, StoreError> {
-    let mut reg = Registry::new();
+    let mut reg = Registry::new(cfg.body_cache_bytes);
     let default_scope = Scope {
         account: cfg.account_id.clone(),
         region: cfg.region.clone(),
@@ -30,9 +30,9 @@ pub(super) fn registry_from(
                 Some(q) => q.reserve_seqs_below(below),
                 None => reg.reserve_id(qid),
             },
-            Row::Message(qid, seq, rec, state) => {
+            Row::Message(qid, seq, fields, state) => {
                 if let Some(q) = reg.get_mut(qid) {
-                    q.restore(seq, rec, state, now);
+                    q.restore(seq, &fields, state, now);
                 }
             }
         }

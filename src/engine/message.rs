@@ -7,12 +7,13 @@
 
 use super::Engine;
 use super::fifo;
-use super::index::{Msg, Phase};
+use super::index::Phase;
+use super::prepare::Prepared;
 use super::queue_state::Queue;
 use super::receipt::{Receipt, fingerprint};
 use super::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
 use super::store::Op;
-use crate::command::checksum::{hex, md5, md5_of_attributes, md5_of_map};
+use crate::command::checksum::{hex, md5_of_attributes};
 use crate::command::validate;
 use crate::command::{
     ChangeMessageVisibility, DeleteMessage, Message, MessageAttributes, ReceiveMessage,
@@ -40,42 +41,46 @@ impl Engine {
     pub(super) async fn send_message(
         &self,
         ctx: &RequestContext,
-        c: SendMessage,
+        mut c: SendMessage,
     ) -> SqsResult<SendMessageResult> {
         let now = self.now();
+        // Checks and checksums that need no queue state run before the lock (`prepare.rs`).
+        let queue_url = std::mem::take(&mut c.queue_url);
+        let p = Prepared::new(c);
         let (result, commit) = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, &queue_url)?;
             let mut ops = Vec::with_capacity(2);
             let before = q.watch(self.max_inflight());
-            let result = self.enqueue(q, ctx, c, now, false, &mut ops)?;
+            let result = self.enqueue(q, ctx, p, now, false, &mut ops)?;
             q.wake_after(before, self.max_inflight());
-            (result, self.inner.store.submit(ops))
+            (result, self.submit_puts(&mut reg, ops))
         };
         self.commit(commit).await?;
         Ok(result)
     }
 
-    /// Validates one message and adds it to the queue, pushing the ops that persist it.
-    /// `batch` selects the per-entry wording of the size error (§5.5).
+    /// Validates one prepared message against its queue and adds it, pushing the ops that
+    /// persist it. `batch` selects the per-entry wording of the size error (§5.5).
     pub(super) fn enqueue(
         &self,
         q: &mut Queue,
         ctx: &RequestContext,
-        c: SendMessage,
+        p: Prepared,
         now: u64,
         batch: bool,
         ops: &mut Vec<Op>,
     ) -> SqsResult<SendMessageResult> {
         if q.is_fifo() {
-            fifo::check_send(q.content_based(), &c)?;
+            fifo::check_send(q.content_based(), &p.msg)?;
         }
-        check_message(q, &c, batch)?;
-        let md5_body = md5(c.message_body.as_bytes());
+        check_message(q, &p, batch)?;
+        let md5_body = p.md5_of_body;
+        let c = p.msg;
         let mut result = SendMessageResult {
             md5_of_message_body: hex(&md5_body),
-            md5_of_message_attributes: md5_of_map(&c.message_attributes),
-            md5_of_message_system_attributes: md5_of_map(&c.message_system_attributes),
+            md5_of_message_attributes: p.md5_of_attributes,
+            md5_of_message_system_attributes: p.md5_of_system_attributes,
             message_id: String::new(),
             sequence_number: None,
         };
@@ -121,7 +126,7 @@ impl Engine {
             .or_else(|| ctx.trace_header.clone());
         let mut rec = MessageRecord {
             id: parse_id(&result.message_id),
-            body: c.message_body,
+            body: c.message_body.into_boxed_str(),
             sent_ms,
             delay_s: u32::try_from(delay_s).unwrap_or(u32::MAX),
             md5_of_body: md5_body,
@@ -199,16 +204,17 @@ impl Engine {
     }
 }
 
-/// Validates a send against the queue's limits (§6.3, §6.4, §6.6).
-fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
-    validate::body(&c.message_body)?;
+/// Validates a send against the queue's limits (§6.3, §6.4, §6.6), reporting the checks made
+/// before the lock at their place in the order.
+fn check_message(q: &Queue, p: &Prepared, batch: bool) -> SqsResult<()> {
+    let c = &p.msg;
+    p.body_check.clone()?;
     if let Some(d) = c.delay_seconds
         && !q.is_fifo()
     {
         validate::delay_seconds(d)?;
     }
-    validate::attributes(&c.message_attributes)?;
-    validate::system_attributes(&c.message_system_attributes)?;
+    p.attribute_check.clone()?;
     if let Some(g) = &c.message_group_id {
         validate::fifo_param(g, "MessageGroupId")?;
     }
@@ -220,7 +226,7 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
             "The request includes a parameter that is not valid for this queue type.",
         ));
     }
-    let size = validate::message_size(&c.message_body, &c.message_attributes);
+    let size = p.size;
     let max_size = q.attributes().maximum_message_size;
     if size as u64 > u64::from(max_size) {
         let verb = if batch {
@@ -240,7 +246,7 @@ fn check_message(q: &Queue, c: &SendMessage, batch: bool) -> SqsResult<()> {
 fn handle_target(q: &Queue, r: Receipt) -> Option<u64> {
     q.messages()
         .get(r.seq)
-        .filter(|m| fingerprint(m.record().id.as_bytes()) == r.message)
+        .filter(|m| m.fp() == r.message)
         .map(|_| r.seq)
 }
 
@@ -330,14 +336,19 @@ pub(super) fn change_visibility(
 
 /// Builds the returned message: system attributes and user attributes filtered as requested,
 /// with the attribute MD5 over exactly what is returned (G-6).
-pub(super) fn render(m: &Msg, handle: String, c: &ReceiveMessage, sender_id: &str) -> Message {
+pub(super) fn render(
+    rec: &MessageRecord,
+    state: &StateRecord,
+    handle: String,
+    c: &ReceiveMessage,
+    sender_id: &str,
+) -> Message {
     let names = c
         .attribute_names
         .iter()
         .chain(&c.message_system_attribute_names);
     let all = names.clone().any(|n| n == "All");
     let wanted = |n: &str| all || names.clone().any(|w| w == n);
-    let (rec, state) = (m.record(), m.state());
     let x = rec.extra();
     let mut attributes = Vec::new();
     for name in SYSTEM_ATTRIBUTES {
@@ -370,7 +381,7 @@ pub(super) fn render(m: &Msg, handle: String, c: &ReceiveMessage, sender_id: &st
         message_id: rec.message_id(),
         receipt_handle: handle,
         md5_of_body: hex(&rec.md5_of_body),
-        body: rec.body.clone(),
+        body: rec.body.to_string(),
         attributes,
         md5_of_message_attributes: md5_of_attributes(message_attributes.iter()),
         message_attributes,

@@ -10,7 +10,9 @@
 //! background (`store.rs`; the on-disk records are in `record.rs` and docs/storage.md).
 
 mod batch;
+mod cache;
 pub mod clock;
+mod cold;
 mod disk;
 mod fifo;
 mod index;
@@ -21,6 +23,7 @@ pub mod metrics;
 mod movetask;
 pub mod peek;
 mod poll;
+mod prepare;
 mod queue;
 mod queue_state;
 mod receipt;
@@ -58,6 +61,10 @@ pub struct EngineOptions {
     pub data_dir: Option<PathBuf>,
     /// redb page-cache size.
     pub cache_bytes: usize,
+    /// Durable mode: about how many bytes of message records (bodies, attributes, ids) stay in
+    /// memory after their write is committed, newest first; older ones are read back from the
+    /// data file when needed (`engine/cache.rs`). Memory mode keeps every record.
+    pub body_cache_bytes: usize,
     /// Enforce AWS's two 60-second cool-offs: PurgeQueueInProgress and QueueDeletedRecently
     /// (docs/protocol.md §6.13). Off by default, as in LocalStack, because they break test suites that purge
     /// between tests or reuse queue names.
@@ -78,6 +85,7 @@ impl Default for EngineOptions {
             region: "us-east-1".into(),
             data_dir: None,
             cache_bytes: 16 << 20,
+            body_cache_bytes: 32 << 20,
             enforce_cooloffs: false,
             disk_faults: None,
             max_inflight: Some(120_000),

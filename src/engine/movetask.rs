@@ -31,16 +31,6 @@ const UNLIMITED_STEP: u64 = 100;
 /// Why a task fails when a queue it needs is gone.
 const NON_EXISTENT_QUEUE: &str = "AWS.SimpleQueueService.NonExistentQueue";
 
-/// Where a task sends message `seq` of its source: the task's destination, or the queue the
-/// message was dead-lettered from. `None` for a message with neither (it stays).
-fn destination(task: &Task, q: &Queue, seq: u64) -> Option<String> {
-    task.destination_arn.clone().or_else(|| {
-        q.messages()
-            .get(seq)
-            .and_then(|m| m.record().extra().dead_letter_source_arn.clone())
-    })
-}
-
 fn not_found(param: &str) -> SqsError {
     SqsError::new(
         ErrorCode::ResourceNotFoundException,
@@ -49,6 +39,16 @@ fn not_found(param: &str) -> SqsError {
 }
 
 impl Engine {
+    /// Where a task sends message `seq` of its source: the task's destination, or the queue
+    /// the message was dead-lettered from (read from its record, in memory or on disk).
+    /// `None` for a message with neither (it stays).
+    fn destination(&self, task: &Task, q: &Queue, seq: u64) -> Option<String> {
+        task.destination_arn.clone().or_else(|| {
+            self.record(q, seq)
+                .and_then(|r| r.extra().dead_letter_source_arn.clone())
+        })
+    }
+
     pub(super) async fn start_message_move_task(
         &self,
         c: &StartMessageMoveTask,
@@ -231,7 +231,7 @@ impl Engine {
                 let mut reg = self.lock();
                 let mut ops = Vec::new();
                 let next = self.mover_step(&mut reg, task_id, now, &mut ops);
-                (next, self.inner.store.submit(ops))
+                (next, self.submit_puts(&mut reg, ops))
             };
             if let Err(e) = commit.wait().await {
                 tracing::error!(error = %e, task_id, "move task commit failed");
@@ -287,7 +287,7 @@ impl Engine {
             let Some((seq, target_arn)) = q
                 .messages()
                 .ready_seqs()
-                .find_map(|s| destination(&task, q, s).map(|d| (s, d)))
+                .find_map(|s| self.destination(&task, q, s).map(|d| (s, d)))
             else {
                 break;
             };
@@ -295,11 +295,19 @@ impl Engine {
                 finish(reg, ti, TaskStatus::Failed, ops);
                 return None;
             };
-            let Some(m) = reg.get_mut(source).and_then(|q| q.delete(seq, ops)) else {
+            // The record is read (from memory or disk) before the delete takes the message.
+            let Some(rec) = reg.get(source).and_then(|q| self.record(q, seq)) else {
                 break;
             };
+            if reg
+                .get_mut(source)
+                .and_then(|q| q.delete(seq, ops))
+                .is_none()
+            {
+                break;
+            }
             let dest = reg.get_mut(target)?;
-            let mut rec = Arc::unwrap_or_clone(m.into_parts().0);
+            let mut rec = Arc::unwrap_or_clone(rec);
             // [E] A moved message starts afresh in its destination: new send time and receive
             // count, no DLQ source; id, body and attributes are kept.
             rec.extra_mut().dead_letter_source_arn = None;
@@ -330,7 +338,7 @@ impl Engine {
         let source_left = reg.get(source).is_some_and(|q| {
             q.messages()
                 .ready_seqs()
-                .any(|s| destination(&task, q, s).is_some())
+                .any(|s| self.destination(&task, q, s).is_some())
         });
         if all_moved || (!source_left && moved < budget) {
             finish(reg, ti, TaskStatus::Completed, ops);

@@ -3,6 +3,8 @@
 
 use super::Engine;
 use super::index::Phase;
+use super::receipt::fingerprint;
+use super::record::StateRecord;
 use super::store::Op;
 use crate::command::{Message, ReceiveMessage};
 use crate::error::SqsResult;
@@ -99,15 +101,22 @@ impl Engine {
                 Phase::InFlight => show_invisible,
                 Phase::Delayed => show_delayed,
             });
-        let page: Vec<Message> = shown
+        let picked: Vec<(u64, StateRecord)> = shown
             .by_ref()
             .take(max)
-            .map(|(_, m)| {
-                let handle = PEEK_RECEIPT_HANDLE.to_owned();
-                super::message::render(m, handle, &all, &self.inner.cfg.account_id)
-            })
+            .map(|(seq, m)| (seq, m.state()))
             .collect();
         let next = shown.next().map(|(seq, _)| seq);
+        let seqs: Vec<u64> = picked.iter().map(|&(seq, _)| seq).collect();
+        let page = picked
+            .iter()
+            .zip(self.records(q, &seqs))
+            .filter_map(|((_, state), rec)| {
+                let handle = PEEK_RECEIPT_HANDLE.to_owned();
+                let sender = &self.inner.cfg.account_id;
+                rec.map(|rec| super::message::render(&rec, state, handle, &all, sender))
+            })
+            .collect();
         Ok((page, next))
     }
 
@@ -133,22 +142,34 @@ impl Engine {
             ..ReceiveMessage::default()
         };
         let wanted_id = id.map(|i| uuid::Uuid::parse_str(i).ok());
+        // The index keeps a fingerprint of each id; the page's records confirm the match.
+        let wanted_fp = wanted_id.map(|w| w.map(|u| fingerprint(u.as_bytes())));
         let matching = q.messages().iter_from(0).filter(|(_, m)| {
             state.is_none_or(|s| PeekState::of(m.phase()) == s)
-                && wanted_id.as_ref().is_none_or(|w| *w == Some(m.record().id))
+                && wanted_fp.is_none_or(|w| w == Some(m.fp()))
         });
         let mut total = 0;
-        let mut page = Vec::new();
-        for (_, m) in matching {
-            if total >= offset && page.len() < limit {
-                let handle = PEEK_RECEIPT_HANDLE.to_owned();
-                page.push(Inspected {
-                    message: super::message::render(m, handle, &all, &self.inner.cfg.account_id),
-                    state: PeekState::of(m.phase()),
-                    visible_at_ms: (m.phase() != Phase::Ready).then_some(m.state().visible_at_ms),
-                });
+        let mut picked = Vec::new();
+        for (seq, m) in matching {
+            if total >= offset && picked.len() < limit {
+                picked.push((seq, m.state(), m.phase()));
             }
             total += 1;
+        }
+        let seqs: Vec<u64> = picked.iter().map(|&(seq, ..)| seq).collect();
+        let records = self.records(q, &seqs);
+        let mut page = Vec::new();
+        for ((_, st, phase), rec) in picked.into_iter().zip(records) {
+            let Some(rec) = rec.filter(|r| wanted_id.is_none_or(|w| w == Some(r.id))) else {
+                continue;
+            };
+            let handle = PEEK_RECEIPT_HANDLE.to_owned();
+            let sender = &self.inner.cfg.account_id;
+            page.push(Inspected {
+                message: super::message::render(&rec, &st, handle, &all, sender),
+                state: PeekState::of(phase),
+                visible_at_ms: (phase != Phase::Ready).then_some(st.visible_at_ms),
+            });
         }
         Ok((total, page))
     }
@@ -162,10 +183,18 @@ impl Engine {
         let (found, commit) = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, queue_url)?;
-            let seq = q
+            let fp = fingerprint(wanted.as_bytes());
+            let candidates: Vec<u64> = q
                 .messages()
                 .iter_from(0)
-                .find(|(_, m)| m.record().id == wanted)
+                .filter(|(_, m)| m.fp() == fp)
+                .map(|(seq, _)| seq)
+                .collect();
+            let records = self.records(q, &candidates);
+            let seq = candidates
+                .into_iter()
+                .zip(records)
+                .find(|(_, r)| r.as_ref().is_some_and(|r| r.id == wanted))
                 .map(|(seq, _)| seq);
             let mut ops = Vec::new();
             let found = seq.and_then(|s| q.delete(s, &mut ops)).is_some();

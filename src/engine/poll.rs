@@ -17,13 +17,14 @@ use std::time::Duration;
 use tokio::sync::futures::OwnedNotified;
 
 use super::Engine;
+use super::cold::{Picked, Taken};
 use super::message::{MAX_VISIBILITY_S, render};
-use super::receipt::{Receipt, fingerprint};
+use super::receipt::Receipt;
 use super::redrive;
 use super::registry::Registry;
 use super::store::{Commit, Op};
 use crate::command::validate;
-use crate::command::{Message, ReceiveMessage, ReceiveMessageResult};
+use crate::command::{ReceiveMessage, ReceiveMessageResult};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// AWS's OverLimit text for a receive past the in-flight limit [V, old: raw AWS XML of 2014 in
@@ -44,7 +45,7 @@ pub(super) struct ReceiveOptions {
 }
 
 enum Step {
-    Done(Vec<Message>, Commit),
+    Done(Picked, Commit),
     Wait(Pin<Box<OwnedNotified>>, u64),
 }
 
@@ -79,11 +80,11 @@ impl Engine {
                     }
                 };
                 let mut ops = Vec::new();
-                let messages = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
-                let commit = self.inner.store.submit(ops);
+                let picked = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
+                let commit = self.submit_puts(&mut reg, ops);
                 let q = reg.get(id).ok_or_else(SqsError::queue_does_not_exist)?;
-                if !messages.is_empty() || now >= deadline || self.closing() {
-                    Step::Done(messages, commit)
+                if !picked.is_empty() || now >= deadline || self.closing() {
+                    Step::Done(picked, commit)
                 } else {
                     // Expired messages may have been dropped; that commit needs no waiting.
                     drop(commit);
@@ -97,7 +98,9 @@ impl Engine {
                 }
             };
             match step {
-                Step::Done(messages, commit) => {
+                Step::Done(picked, commit) => {
+                    // Records not in memory are read after the lock is released.
+                    let messages = self.complete(picked, c);
                     self.commit(commit).await?;
                     return Ok(ReceiveMessageResult { messages });
                 }
@@ -115,7 +118,9 @@ impl Engine {
     /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`
     /// receivable messages of queue `id`, within the in-flight limit (§6.8). A message whose
     /// receive would pass the queue's maxReceiveCount is moved to the dead-letter queue instead
-    /// (§6.10).
+    /// (§6.10). FIFO messages are rendered here (a retried attempt returns exactly them);
+    /// standard ones are rendered by [`Engine::complete`] after the lock, when their records
+    /// not in memory have been read.
     pub(super) fn try_receive(
         &self,
         reg: &mut Registry,
@@ -124,7 +129,7 @@ impl Engine {
         opts: ReceiveOptions,
         now: u64,
         ops: &mut Vec<Op>,
-    ) -> SqsResult<Vec<Message>> {
+    ) -> SqsResult<Picked> {
         // (maxReceiveCount, dead-letter queue id), when the queue has a usable one.
         let dlq = reg
             .get(id)
@@ -149,7 +154,7 @@ impl Engine {
             if let Some(id) = &c.receive_request_attempt_id
                 && let Some(messages) = q.retry(id, now)
             {
-                return Ok(messages);
+                return Ok(Picked::Done(messages));
             }
             q.set_window(limit);
         }
@@ -162,11 +167,10 @@ impl Engine {
             return Err(SqsError::new(ErrorCode::OverLimit, TOO_MANY_IN_FLIGHT));
         }
         let max = opts.max.min(room);
-        let mut out = Vec::new();
-        let mut handed_out = Vec::new();
+        let mut taken: Vec<Taken> = Vec::new();
         let mut moved = Vec::new();
-        while out.len() < max {
-            let want = max - out.len();
+        while taken.len() < max {
+            let want = max - taken.len();
             let picks = match opts.random_order {
                 Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
                 _ => q.messages().pick(want),
@@ -179,10 +183,11 @@ impl Engine {
                 if let Some((max, _)) = dlq
                     && q.messages()
                         .get(seq)
-                        .is_some_and(|m| m.state().receive_count >= max)
+                        .is_some_and(|m| m.receive_count() >= max)
+                    && let Some(rec) = self.record(q, seq)
                     && let Some(m) = q.delete(seq, ops)
                 {
-                    moved.push(m);
+                    moved.push((rec, m.state()));
                     any_moved = true;
                     continue;
                 }
@@ -195,11 +200,16 @@ impl Engine {
                     queue_id,
                     seq,
                     nonce,
-                    message: fingerprint(m.record().id.as_bytes()),
+                    message: m.fp(),
                 }
                 .encode(self.inner.ids.next_u64());
-                out.push(render(m, handle, c, &self.inner.cfg.account_id));
-                handed_out.push((seq, nonce));
+                taken.push(Taken {
+                    seq,
+                    fp: m.fp(),
+                    handle,
+                    state: m.state(),
+                    rec: m.record().cloned(),
+                });
             }
             if !any_moved {
                 break;
@@ -207,19 +217,37 @@ impl Engine {
         }
         if visibility_ms == 0 {
             // Handed out visible: FIFO groups go to the back in the order they were served.
-            let seqs: Vec<u64> = handed_out.iter().map(|&(seq, _)| seq).collect();
+            let seqs: Vec<u64> = taken.iter().map(|t| t.seq).collect();
             q.reveal(&seqs, now);
         }
-        if q.is_fifo()
-            && let Some(id) = &c.receive_request_attempt_id
-            && !out.is_empty()
-        {
-            q.fifo_state().remember_attempt(id, now, handed_out, &out);
-        }
+        self.inner.metrics.received.inc_by(taken.len() as u64);
+        let picked = if q.is_fifo() {
+            // Read and rendered under the lock: a retried attempt id must return these.
+            let seqs: Vec<u64> = taken.iter().map(|t| t.seq).collect();
+            let records = self.records(q, &seqs);
+            let mut out = Vec::with_capacity(taken.len());
+            let mut handed_out = Vec::with_capacity(taken.len());
+            for (t, rec) in taken.into_iter().zip(records) {
+                let Some(rec) = rec else { continue };
+                let sender = &self.inner.cfg.account_id;
+                out.push(render(&rec, &t.state, t.handle, c, sender));
+                handed_out.push((t.seq, t.state.nonce));
+            }
+            if let Some(id) = &c.receive_request_attempt_id
+                && !out.is_empty()
+            {
+                q.fifo_state().remember_attempt(id, now, handed_out, &out);
+            }
+            Picked::Done(out)
+        } else {
+            Picked::Fetch {
+                queue_id: q.id(),
+                taken,
+            }
+        };
         // Messages visible again at once, a group freed by a move to the dead-letter queue, or
         // an earlier visibility time: other parked polls look again.
         q.wake_after(before, limit);
-        self.inner.metrics.received.inc_by(out.len() as u64);
         if let Some((_, dlq_id)) = dlq
             && !moved.is_empty()
         {
@@ -229,7 +257,7 @@ impl Engine {
                 redrive::arrive(d, moved, &source_arn, now, ops);
             }
         }
-        Ok(out)
+        Ok(picked)
     }
 }
 

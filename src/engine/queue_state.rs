@@ -11,8 +11,9 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use super::fifo::{self, FifoState};
-use super::index::{MessageIndex, Msg, Phase};
-use super::record::{MessageRecord, QueueRecord, StateRecord};
+use super::index::{Head, MessageIndex, Msg, Phase};
+use super::receipt::fingerprint;
+use super::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
 use super::scope::Scope;
 use super::store::Op;
 use crate::command::Message;
@@ -279,9 +280,22 @@ impl Queue {
         &self.messages
     }
 
-    /// Puts a message read back at start-up into the indexes.
-    pub fn restore(&mut self, seq: u64, rec: MessageRecord, state: StateRecord, now: u64) {
-        self.insert(seq, Arc::new(rec), state, now);
+    /// Puts a message read back at start-up into the indexes; its record stays on disk.
+    pub fn restore(&mut self, seq: u64, fields: &IndexFields, state: StateRecord, now: u64) {
+        if let Some(n) = fields.sequence_number {
+            self.fifo_state.saw_sequence(n);
+        }
+        let head = Head {
+            sent_ms: fields.sent_ms,
+            fp: fingerprint(fields.id.as_bytes()),
+            group: fields.group_id.as_deref(),
+        };
+        self.messages.insert_entry(seq, head, None, state, now);
+    }
+
+    /// Drops a message's record from memory; it is read back from the store when needed.
+    pub fn make_cold(&mut self, seq: u64) -> bool {
+        self.messages.make_cold(seq)
     }
 
     /// Adds a new message (sent, moved to this dead-letter queue, or moved back by a move task)
@@ -327,14 +341,14 @@ impl Queue {
             state.last_receive_ms = Some(now);
             state.nonce = nonce;
         })?;
-        ops.push(Op::PutState(self.id, seq, *m.state()));
+        ops.push(Op::PutState(self.id, seq, m.state()));
         Some(m)
     }
 
     /// Changes a received message's visibility (a timeout of 0 makes it ready at once) and
     /// returns the op that persists its state.
     pub fn change_visibility(&mut self, seq: u64, visible_at: u64, now: u64) -> Option<Op> {
-        let state = *self.messages.hide(seq, visible_at, |_| {})?.state();
+        let state = self.messages.hide(seq, visible_at, |_| {})?.state();
         self.messages.promote(now);
         Some(Op::PutState(self.id, seq, state))
     }
@@ -368,7 +382,7 @@ impl Queue {
         self.messages.promote(now);
         let events = self.messages.events();
         while let Some((seq, m)) = self.messages.first() {
-            if m.record().sent_ms + keep_ms > now {
+            if m.sent_ms() + keep_ms > now {
                 break;
             }
             self.delete(seq, ops);
@@ -404,7 +418,7 @@ impl Queue {
         self.fifo_state.retry(attempt_id, now, |seq, nonce| {
             self.messages
                 .get(seq)
-                .is_some_and(|m| m.phase() == Phase::InFlight && m.state().nonce == nonce)
+                .is_some_and(|m| m.phase() == Phase::InFlight && m.nonce() == nonce)
         })
     }
 }

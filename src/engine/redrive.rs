@@ -7,9 +7,10 @@
 //! source use it.
 
 use super::Engine;
-use super::index::Msg;
+use std::sync::Arc;
+
 use super::queue_state::Queue;
-use super::record::StateRecord;
+use super::record::{MessageRecord, StateRecord};
 use super::registry::Registry;
 use super::store::Op;
 use crate::command::attributes::Setting;
@@ -22,14 +23,13 @@ use crate::error::{SqsError, SqsResult};
 /// attributes, send time and receive count, plus DeadLetterQueueSourceArn (§6.10, G-26).
 pub(super) fn arrive(
     dlq: &mut Queue,
-    moved: Vec<Msg>,
+    moved: Vec<(Arc<MessageRecord>, StateRecord)>,
     source_arn: &str,
     now: u64,
     ops: &mut Vec<Op>,
 ) {
-    for m in moved {
-        let (rec, state) = m.into_parts();
-        let mut rec = std::sync::Arc::unwrap_or_clone(rec);
+    for (rec, state) in moved {
+        let mut rec = Arc::unwrap_or_clone(rec);
         rec.extra_mut().dead_letter_source_arn = Some(source_arn.to_owned());
         let state = StateRecord {
             visible_at_ms: now,

@@ -7,7 +7,9 @@
 
 use std::collections::HashMap;
 
+use super::cache::BodyCache;
 use super::queue_state::Queue;
+use super::record::MessageRecord;
 use super::scope::Scope;
 use super::task::Task;
 
@@ -23,18 +25,43 @@ pub(super) struct Registry {
     tombstones: HashMap<String, u64>,
     /// Message move tasks, oldest first.
     tasks: Vec<Task>,
+    /// Durable mode: the records kept in memory (`cache.rs`).
+    cache: BodyCache,
 }
 
 impl Registry {
-    /// No queues yet.
-    pub fn new() -> Self {
+    /// No queues yet; a durable engine keeps about `cache_bytes` of message records in memory.
+    pub fn new(cache_bytes: usize) -> Self {
         Self {
             by_name: HashMap::new(),
             queues: HashMap::new(),
             next_queue_id: 1,
             tombstones: HashMap::new(),
             tasks: Vec::new(),
+            cache: BodyCache::new(cache_bytes),
         }
+    }
+
+    /// Notes that the record of message `seq` of queue `queue`, written by store job `job`, is
+    /// held in memory.
+    pub fn cache_record(&mut self, queue: u64, seq: u64, job: u64, rec: &MessageRecord) {
+        self.cache.note(queue, seq, job, rec);
+    }
+
+    /// Drops the oldest records from memory while the cache is over budget, as far as store
+    /// jobs up to `committed` have made them durable.
+    pub fn evict_records(&mut self, committed: u64) {
+        let queues = &mut self.queues;
+        self.cache.evict(committed, |q, seq| {
+            if let Some(q) = queues.get_mut(&q) {
+                q.make_cold(seq);
+            }
+        });
+    }
+
+    /// Bytes of records the cache counts as held in memory.
+    pub fn cached_bytes(&self) -> usize {
+        self.cache.bytes()
     }
 
     /// Keeps ids up to `id` from being given to new queues (a deleted queue whose rows are

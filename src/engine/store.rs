@@ -12,7 +12,8 @@
 //! The tables and record layouts are described in docs/storage.md.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock, mpsc};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock, mpsc};
 
 use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::Deserialize;
@@ -20,7 +21,9 @@ use tokio::sync::oneshot;
 
 use super::disk::DiskFaults;
 use super::metrics::EngineMetrics;
-use super::record::{self, DedupRecord, MessageRecord, QueueRecord, StateRecord, TaskRecord};
+use super::record::{
+    self, DedupRecord, IndexFields, MessageRecord, QueueRecord, StateRecord, TaskRecord,
+};
 use super::writer::{self, Reload, StoreHealth, WriterCtx};
 
 /// Schema version and other small settings, by name.
@@ -171,8 +174,9 @@ pub(crate) enum Row {
     Purge(u64, u64),
     /// Queue id and record (all queues come before any message).
     Queue(u64, QueueRecord),
-    /// Queue id, sequence number, record and state.
-    Message(u64, u64, MessageRecord, StateRecord),
+    /// Queue id, sequence number, what the index needs of the record (its body stays on disk),
+    /// and state.
+    Message(u64, u64, IndexFields, StateRecord),
 }
 
 /// The small tables read back at start-up.
@@ -215,6 +219,8 @@ fn pending_purges(
 }
 
 pub(super) struct Job {
+    /// Submission number, from 1: jobs are committed in this order.
+    pub no: u64,
     pub ops: Vec<Op>,
     pub ack: oneshot::Sender<Result<(), String>>,
     /// Stop after this job and close the database file.
@@ -226,6 +232,44 @@ pub(super) struct Job {
 pub(crate) struct Store {
     tx: Option<mpsc::Sender<Job>>,
     health: Arc<StoreHealth>,
+    /// Jobs submitted so far (the number of the latest).
+    submitted: AtomicU64,
+    shared: Arc<Shared>,
+}
+
+/// What the writer thread shares with the engine: the open database, for reading message
+/// records that are not in memory, and the number of the latest job committed.
+#[derive(Default)]
+pub(crate) struct Shared {
+    db: RwLock<Option<Arc<Database>>>,
+    committed: AtomicU64,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("committed", &self.committed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    /// Publishes the database the writer now uses (`None` while it has none).
+    pub fn set_db(&self, db: Option<Arc<Database>>) {
+        *self.db.write().unwrap_or_else(PoisonError::into_inner) = db;
+    }
+
+    /// Notes that every job up to number `no` is committed.
+    pub fn set_committed(&self, no: u64) {
+        self.committed.fetch_max(no, Ordering::Release);
+    }
+
+    fn db(&self) -> Option<Arc<Database>> {
+        self.db
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl std::fmt::Debug for Job {
@@ -270,15 +314,25 @@ impl Store {
         sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
     ) -> Result<(Store, Loaded), StoreError> {
         let health = Arc::new(StoreHealth::default());
+        let shared = Arc::new(Shared::default());
         let Some(d) = dir else {
-            return Ok((Store { tx: None, health }, Loaded::default()));
+            let store = Store {
+                tx: None,
+                health,
+                submitted: AtomicU64::new(0),
+                shared,
+            };
+            return Ok((store, Loaded::default()));
         };
         std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
         probe_writable(d)?;
         let path = d.join("localsqs.redb");
         let (db, loaded) = open_and_load(&path, cache_bytes, faults.clone(), sink)?;
         let (tx, rx) = mpsc::channel::<Job>();
+        let db = Arc::new(db);
+        shared.set_db(Some(Arc::clone(&db)));
         let ctx = WriterCtx {
+            shared: Arc::clone(&shared),
             purging: std::sync::Mutex::new(loaded.purges.clone()),
             path,
             cache_bytes,
@@ -295,6 +349,8 @@ impl Store {
             Store {
                 tx: Some(tx),
                 health,
+                submitted: AtomicU64::new(0),
+                shared,
             },
             loaded,
         ))
@@ -331,9 +387,46 @@ impl Store {
             return Commit::done();
         };
         let (ack, rx) = oneshot::channel();
+        let no = self.submitted.fetch_add(1, Ordering::AcqRel) + 1;
         // If the writer is gone the job (and its sender) is dropped and `wait` reports Closed.
-        let _ = tx.send(Job { ops, ack, close });
+        let _ = tx.send(Job {
+            no,
+            ops,
+            ack,
+            close,
+        });
         Commit(Some(rx))
+    }
+
+    /// The number the next submitted job gets: ops pushed now, under the engine lock, are
+    /// committed once [`Store::committed`] reaches it.
+    #[must_use]
+    pub fn next_job(&self) -> u64 {
+        self.submitted.load(Ordering::Acquire) + 1
+    }
+
+    /// The number of the latest job known to be committed (durably).
+    #[must_use]
+    pub fn committed(&self) -> u64 {
+        self.shared.committed.load(Ordering::Acquire)
+    }
+
+    /// Reads message records back from the file, in the order of `keys`: `None` for a message
+    /// that is not there (deleted or purged since it was looked up). Sees every committed
+    /// change; call it for messages whose put is committed.
+    pub fn read_messages(
+        &self,
+        keys: &[(u64, u64)],
+    ) -> Result<Vec<Option<MessageRecord>>, StoreError> {
+        let db = self.shared.db().ok_or(StoreError::Closed)?;
+        let txn = db.begin_read().map_err(redb_err)?;
+        let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
+        keys.iter()
+            .map(|&k| match messages.get(k).map_err(redb_err)? {
+                Some(v) => decode(v.value()).map(Some),
+                None => Ok(None),
+            })
+            .collect()
     }
 }
 
@@ -459,10 +552,10 @@ pub(crate) fn load(
         if gone(key.0, key.1) {
             continue;
         }
-        let rec: MessageRecord = decode(v.value())?;
+        let fields = record::decode_index_fields(v.value()).map_err(StoreError::Decode)?;
         // A message that was never received has no state row: it is due at send + delay.
-        let state = state.unwrap_or_else(|| StateRecord::initial(&rec));
-        sink(Row::Message(key.0, key.1, rec, state))?;
+        let state = state.unwrap_or_else(|| fields.initial_state());
+        sink(Row::Message(key.0, key.1, fields, state))?;
     }
     let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
     for row in tombstones.iter().map_err(redb_err)? {

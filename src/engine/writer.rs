@@ -53,6 +53,8 @@ pub(crate) type Reload = Box<dyn Fn(&Database) -> Result<(), StoreError> + Send 
 
 /// What the writer needs besides its database.
 pub(crate) struct WriterCtx {
+    /// The database for readers, and how far commits have got.
+    pub shared: Arc<super::store::Shared>,
     /// Purges to carry out in the background, oldest first: (queue id, first seq kept).
     pub purging: Mutex<Vec<(u64, u64)>>,
     pub path: PathBuf,
@@ -134,7 +136,7 @@ fn purge_step(db: &Database, id: u64, below: u64) -> Result<bool, StoreError> {
 }
 
 /// The writer thread's loop.
-pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
+pub(crate) fn run(mut db: Arc<Database>, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
     while let Some(first) = next_job(&db, rx, ctx) {
         let mut closing = first.close;
         let mut jobs = vec![first];
@@ -158,9 +160,14 @@ pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
                 e.to_string()
             })
         };
+        if result.is_ok()
+            && let Some(last) = jobs.last()
+        {
+            ctx.shared.set_committed(last.no);
+        }
         if closing {
             // Release the file (and its lock) before anyone hears that we are closed.
-            drop(db);
+            release(db, ctx);
             for job in jobs {
                 let _ = job.ack.send(result.clone());
             }
@@ -176,7 +183,7 @@ pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
             let _ = job.ack.send(result.clone());
         }
         if failed.is_some() {
-            drop(db);
+            release(db, ctx);
             match recover(rx, ctx) {
                 Some(reopened) => db = reopened,
                 None => return,
@@ -185,9 +192,26 @@ pub(crate) fn run(mut db: Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
     }
 }
 
+/// Withdraws the database from readers and closes it once the last reader is done with it.
+fn release(mut db: Arc<Database>, ctx: &WriterCtx) {
+    ctx.shared.set_db(None);
+    loop {
+        match Arc::try_unwrap(db) {
+            Ok(db) => {
+                drop(db);
+                return;
+            }
+            Err(still_shared) => {
+                db = still_shared;
+                std::thread::sleep(Duration::from_micros(100));
+            }
+        }
+    }
+}
+
 /// Fails jobs until the file can be reopened and written, then reloads the engine from it.
 /// `None` when the store is closed meanwhile.
-fn recover(rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<Database> {
+fn recover(rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<Arc<Database>> {
     loop {
         let deadline = Instant::now() + RETRY_EVERY;
         loop {
@@ -220,6 +244,8 @@ fn recover(rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<Database> {
         match reloaded {
             Ok(()) => {
                 tracing::info!("storage recovered; state reloaded from the data file");
+                let db = Arc::new(db);
+                ctx.shared.set_db(Some(Arc::clone(&db)));
                 ctx.health.set(None);
                 return Some(db);
             }
@@ -406,11 +432,11 @@ mod tests {
     use crate::engine::record::{MessageRecord, QueueRecord};
     use crate::engine::store::{Row, load};
 
-    fn message(body: &str) -> Vec<u8> {
+    fn message(sent_ms: u64) -> Vec<u8> {
         encode(&MessageRecord {
             id: uuid::Uuid::nil(),
-            body: body.into(),
-            sent_ms: 1,
+            body: "m".into(),
+            sent_ms,
             delay_s: 0,
             md5_of_body: [0; 16],
             extra: None,
@@ -441,10 +467,10 @@ mod tests {
             let mut messages = txn.open_table(MESSAGES).expect("table");
             for seq in 1..=5u64 {
                 messages
-                    .insert((1, seq), message(&format!("m{seq}")).as_slice())
+                    .insert((1, seq), message(seq).as_slice())
                     .expect("insert");
                 messages
-                    .insert((7, seq), message("of a deleted queue").as_slice())
+                    .insert((7, seq), message(100 + seq).as_slice())
                     .expect("insert");
             }
             txn.open_table(MESSAGE_STATE).expect("table");
@@ -463,7 +489,7 @@ mod tests {
         let loaded = load(&db, &mut |row| {
             match row {
                 Row::Purge(q, below) => seen.push(format!("purge {q} below {below}")),
-                Row::Message(q, s, rec, _) => seen.push(format!("{q}/{s} {}", rec.body)),
+                Row::Message(q, s, rec, _) => seen.push(format!("{q}/{s} {}", rec.sent_ms)),
                 Row::Queue(..) => {}
             }
             Ok(())
@@ -474,8 +500,8 @@ mod tests {
             [
                 "purge 1 below 4".to_owned(),
                 format!("purge 7 below {}", u64::MAX),
-                "1/4 m4".to_owned(),
-                "1/5 m5".to_owned(),
+                "1/4 4".to_owned(),
+                "1/5 5".to_owned(),
             ]
         );
         assert_eq!(loaded.purges, [(1, 4), (7, u64::MAX)]);

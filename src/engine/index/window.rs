@@ -6,8 +6,7 @@
 //! one when there are fewer. Inserting or removing a message moves the horizon by at most one
 //! key, found in O(log n); only resizing the window walks the messages.
 
-use std::collections::BTreeMap;
-use std::ops::Bound;
+use super::seqmap::SeqMap;
 
 /// The first `size` messages of a queue; `None` is unbounded.
 #[derive(Debug, Default)]
@@ -24,7 +23,7 @@ impl Window {
     }
 
     /// Sets the window's size, recomputing the horizon over `msgs` when it changes.
-    pub fn resize<V>(&mut self, size: Option<usize>, msgs: &BTreeMap<u64, V>) {
+    pub fn resize<V>(&mut self, size: Option<usize>, msgs: &SeqMap<V>) {
         if self.size == size {
             return;
         }
@@ -32,16 +31,15 @@ impl Window {
         self.horizon = match size {
             None | Some(0) => 0,
             Some(n) => msgs
-                .keys()
+                .iter()
                 .nth(n - 1)
-                .or_else(|| msgs.keys().next_back())
-                .copied()
-                .unwrap_or(0),
+                .or_else(|| msgs.last())
+                .map_or(0, |(k, _)| k),
         };
     }
 
     /// Notes that `seq` was just added to `msgs`.
-    pub fn inserted<V>(&mut self, seq: u64, msgs: &BTreeMap<u64, V>) {
+    pub fn inserted<V>(&mut self, seq: u64, msgs: &SeqMap<V>) {
         let Some(n) = self.size else {
             return;
         };
@@ -49,15 +47,12 @@ impl Window {
             self.horizon = self.horizon.max(seq);
         } else if seq < self.horizon {
             // The old horizon is pushed out; the key before it is the N-th now.
-            self.horizon = msgs
-                .range(..self.horizon)
-                .next_back()
-                .map_or(0, |(k, _)| *k);
+            self.horizon = msgs.last_before(self.horizon).map_or(0, |(k, _)| k);
         }
     }
 
     /// Notes that `seq` was just removed from `msgs`.
-    pub fn removed<V>(&mut self, seq: u64, msgs: &BTreeMap<u64, V>) {
+    pub fn removed<V>(&mut self, seq: u64, msgs: &SeqMap<V>) {
         let Some(n) = self.size else {
             return;
         };
@@ -66,11 +61,11 @@ impl Window {
         }
         self.horizon = if msgs.len() >= n {
             // The first message past the old horizon moves in.
-            msgs.range((Bound::Excluded(self.horizon), Bound::Unbounded))
+            msgs.range_from(self.horizon + 1)
                 .next()
-                .map_or(0, |(k, _)| *k)
+                .map_or(0, |(k, _)| k)
         } else {
-            msgs.keys().next_back().copied().unwrap_or(0)
+            msgs.last().map_or(0, |(k, _)| k)
         };
     }
 
@@ -89,7 +84,7 @@ mod tests {
     #[test]
     fn horizon_tracks_the_nth_message() {
         for size in [0, 1, 3, 7] {
-            let mut msgs: BTreeMap<u64, ()> = BTreeMap::new();
+            let mut msgs: SeqMap<()> = SeqMap::default();
             let mut w = Window::default();
             w.resize(Some(size), &msgs);
             let mut rng = fastrand::Rng::with_seed(size as u64);
@@ -99,13 +94,13 @@ mod tests {
                     if msgs.insert(seq, ()).is_none() {
                         w.inserted(seq, &msgs);
                     }
-                } else if msgs.remove(&seq).is_some() {
+                } else if msgs.remove(seq).is_some() {
                     w.removed(seq, &msgs);
                 }
                 let mut fresh = Window::default();
                 fresh.resize(Some(size), &msgs);
                 assert_eq!(w.horizon, fresh.horizon, "size {size}, step {step}");
-                let inside = msgs.keys().filter(|&&k| w.contains(k)).count();
+                let inside = msgs.iter().filter(|&(k, ())| w.contains(k)).count();
                 assert_eq!(inside, msgs.len().min(size), "size {size}, step {step}");
             }
         }

@@ -1,0 +1,157 @@
+//! Engine layer: message records that are not in memory: noting the records a change puts
+//! in the body cache (`cache.rs`), and reading records back from the store.
+//!
+//! A durable engine drops a record from memory once its put is committed and the cache's
+//! budget is spent; every reader of records (receive, peek and inspect, moves to a dead-letter
+//! queue, move tasks, delete by id) asks [`Engine::records`], which answers from memory when it
+//! can and reads the rest from the file in one read transaction. A record whose message is
+//! gone, or whose id does not match the index's fingerprint, is answered as `None`: the caller
+//! leaves that message out, and never shows one message with another's record.
+
+use std::sync::Arc;
+
+use super::Engine;
+use super::message::render;
+use super::queue_state::Queue;
+use super::receipt::fingerprint;
+use super::record::{MessageRecord, StateRecord};
+use super::registry::Registry;
+use super::store::{Commit, Op};
+use crate::command::{Message, ReceiveMessage};
+
+/// A message a receive took under the lock, before it is rendered.
+#[derive(Debug)]
+pub(super) struct Taken {
+    pub seq: u64,
+    /// Fingerprint of its id, to check the record read back.
+    pub fp: u64,
+    pub handle: String,
+    /// Its state as of the receive.
+    pub state: StateRecord,
+    /// Its record, when it was in memory.
+    pub rec: Option<Arc<MessageRecord>>,
+}
+
+/// What a receive took under the lock.
+#[derive(Debug)]
+pub(super) enum Picked {
+    /// Rendered already (FIFO queues, retried attempts).
+    Done(Vec<Message>),
+    /// To render once the records not in memory are read (standard queues).
+    Fetch { queue_id: u64, taken: Vec<Taken> },
+}
+
+impl Picked {
+    /// Whether the receive took nothing.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Picked::Done(m) => m.is_empty(),
+            Picked::Fetch { taken, .. } => taken.is_empty(),
+        }
+    }
+}
+
+impl Engine {
+    /// Renders what a receive took, reading the records that were not in memory first, in
+    /// one read transaction and without the engine lock. A message changed in between is
+    /// still the same message under the same key: sequence numbers are not reused within a
+    /// run, and an evicted record's put is committed. A message whose record is gone by then
+    /// (deleted by id, purged and removed, its queue deleted), or does not match its
+    /// fingerprint, is left out of the answer; its receive is then moot.
+    pub(super) fn complete(&self, picked: Picked, c: &ReceiveMessage) -> Vec<Message> {
+        let (queue_id, taken) = match picked {
+            Picked::Done(messages) => return messages,
+            Picked::Fetch { queue_id, taken } => (queue_id, taken),
+        };
+        let cold: Vec<(u64, u64)> = taken
+            .iter()
+            .filter(|t| t.rec.is_none())
+            .map(|t| (queue_id, t.seq))
+            .collect();
+        let read = if cold.is_empty() {
+            Vec::new()
+        } else {
+            self.inner.store.read_messages(&cold).unwrap_or_else(|e| {
+                tracing::error!(error = %e, "reading message records failed");
+                Vec::new()
+            })
+        };
+        let mut read = read.into_iter();
+        let sender = &self.inner.cfg.account_id;
+        taken
+            .into_iter()
+            .filter_map(|t| {
+                let rec = match t.rec {
+                    Some(rec) => rec,
+                    None => Arc::new(read.next().flatten()?),
+                };
+                (fingerprint(rec.id.as_bytes()) == t.fp)
+                    .then(|| render(&rec, &t.state, t.handle, c, sender))
+            })
+            .collect()
+    }
+
+    /// Submits ops that may put messages: in durable mode their records are noted in the body
+    /// cache, and the oldest committed records over its budget leave memory. Call under the
+    /// lock, like [`super::store::Store::submit`].
+    pub(super) fn submit_puts(&self, reg: &mut Registry, ops: Vec<Op>) -> Commit {
+        let store = &self.inner.store;
+        if store.durable() {
+            let job = store.next_job();
+            for op in &ops {
+                if let Op::PutMessage(q, seq, rec) = op {
+                    reg.cache_record(*q, *seq, job, rec);
+                }
+            }
+            reg.evict_records(store.committed());
+        }
+        store.submit(ops)
+    }
+
+    /// The records of messages `seqs` of queue `q`, in order: from memory when held there,
+    /// otherwise read from the store. `None` for a message that is not in the queue, or
+    /// whose record cannot be read.
+    pub(super) fn records(&self, q: &Queue, seqs: &[u64]) -> Vec<Option<Arc<MessageRecord>>> {
+        let mut out: Vec<Option<Arc<MessageRecord>>> = seqs
+            .iter()
+            .map(|&s| q.messages().get(s).and_then(|m| m.record().cloned()))
+            .collect();
+        let cold: Vec<(usize, u64)> = seqs
+            .iter()
+            .enumerate()
+            .filter(|&(i, &s)| out[i].is_none() && q.messages().get(s).is_some())
+            .map(|(i, &s)| (i, s))
+            .collect();
+        if cold.is_empty() {
+            return out;
+        }
+        let keys: Vec<(u64, u64)> = cold.iter().map(|&(_, s)| (q.id(), s)).collect();
+        match self.inner.store.read_messages(&keys) {
+            Ok(read) => {
+                for ((i, seq), rec) in cold.into_iter().zip(read) {
+                    let fp = q.messages().get(seq).map(super::index::Msg::fp);
+                    out[i] = rec
+                        .filter(|r| Some(fingerprint(r.id.as_bytes())) == fp)
+                        .map(Arc::new);
+                }
+            }
+            Err(e) => tracing::error!(error = %e, "reading message records failed"),
+        }
+        out
+    }
+
+    /// The record of one message of queue `q` (see [`Engine::records`]).
+    pub(super) fn record(&self, q: &Queue, seq: u64) -> Option<Arc<MessageRecord>> {
+        self.records(q, &[seq]).pop().flatten()
+    }
+
+    /// Bytes of message records the body cache counts as held in memory (durable mode; an
+    /// upper bound). For tests and diagnostics.
+    #[must_use]
+    pub fn cached_record_bytes(&self) -> usize {
+        self.lock().cached_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests;
