@@ -98,6 +98,10 @@ struct Flags {
     /// poll fails with OverLimit and a FIFO receive returns nothing more. 0 lifts the limit.
     #[arg(long, env = "LOCALSQS_MAX_INFLIGHT", default_value_t = 120_000)]
     max_inflight: usize,
+    /// Durable mode: MiB of recently sent message records kept in memory; older ones are read
+    /// back from disk on receive, so memory stays flat however deep the backlog.
+    #[arg(long, env = "LOCALSQS_BODY_CACHE_MIB", default_value_t = 32)]
+    body_cache_mib: usize,
     /// Log lines as text (coloured only on a terminal) or as one JSON object per line.
     #[arg(long, global = true, env = "LOCALSQS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -208,16 +212,27 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(options, (f.max_inflight > 0).then_some(f.max_inflight)))
+    let engine = EngineFlags {
+        max_inflight: (f.max_inflight > 0).then_some(f.max_inflight),
+        body_cache_bytes: f.body_cache_mib.saturating_mul(1 << 20),
+    };
+    runtime.block_on(run(options, engine))
 }
 
-async fn run(options: ServerOptions, max_inflight: Option<usize>) -> ExitCode {
+/// The engine settings given on the command line.
+struct EngineFlags {
+    max_inflight: Option<usize>,
+    body_cache_bytes: usize,
+}
+
+async fn run(options: ServerOptions, engine: EngineFlags) -> ExitCode {
     let mode = options.data_dir.as_ref().map_or_else(
         || "in memory".to_owned(),
         |d| format!("durable in {}", d.display()),
     );
     let server = match localsqs::Server::with_options(options)
-        .max_inflight(max_inflight)
+        .max_inflight(engine.max_inflight)
+        .body_cache_bytes(engine.body_cache_bytes)
         .start()
         .await
     {

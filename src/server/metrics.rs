@@ -90,6 +90,24 @@ impl Collector for QueueGauges {
     }
 }
 
+/// Bytes the durable body cache holds (`--body-cache-mib`); always 0 in memory mode.
+#[derive(Debug)]
+struct BodyCacheGauge(Engine);
+
+impl Collector for BodyCacheGauge {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let gauge =
+            ConstGauge::new(i64::try_from(self.0.cached_record_bytes()).unwrap_or(i64::MAX));
+        let metric = encoder.encode_descriptor(
+            "localsqs_body_cache_bytes",
+            "Bytes of recently sent message records a durable server keeps in memory.",
+            None,
+            gauge.metric_type(),
+        )?;
+        gauge.encode(metric)
+    }
+}
+
 impl Metrics {
     /// A registry wired to the engine's counters.
     #[must_use]
@@ -135,6 +153,7 @@ impl Metrics {
             faults.counter(),
         );
         registry.register_collector(Box::new(QueueGauges(engine.clone())));
+        registry.register_collector(Box::new(BodyCacheGauge(engine.clone())));
         let requests = Action::ALL
             .iter()
             .map(|a| {

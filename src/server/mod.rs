@@ -126,6 +126,8 @@ pub struct Server {
     disk_faults: Option<Arc<crate::engine::DiskFaults>>,
     /// Most messages in flight per queue ([`EngineOptions::max_inflight`]).
     max_inflight: Option<usize>,
+    /// Durable mode's body cache ([`EngineOptions::body_cache_bytes`]).
+    body_cache_bytes: usize,
     faults: Vec<faults::FaultRule>,
     push: Vec<push::PushTarget>,
     clock: Arc<dyn Clock>,
@@ -157,6 +159,7 @@ impl Server {
             options,
             disk_faults: None,
             max_inflight: EngineOptions::default().max_inflight,
+            body_cache_bytes: EngineOptions::default().body_cache_bytes,
             faults: Vec::new(),
             push: Vec::new(),
             clock: Arc::new(SystemClock),
@@ -197,6 +200,16 @@ impl Server {
     #[must_use]
     pub fn max_inflight(mut self, limit: Option<usize>) -> Self {
         self.max_inflight = limit;
+        self
+    }
+
+    /// Durable mode only: keeps at most this many bytes of recently sent message records in
+    /// memory (32 MiB by default). Older records are read back from disk when received, so
+    /// memory stays flat however deep the backlog; a send → receive → delete pipeline stays
+    /// within the cache and never reads the disk. `0` keeps only uncommitted records.
+    #[must_use]
+    pub fn body_cache_bytes(mut self, bytes: usize) -> Self {
+        self.body_cache_bytes = bytes;
         self
     }
 
@@ -274,6 +287,7 @@ impl Server {
                 enforce_cooloffs: self.options.enforce_cooloffs,
                 disk_faults: self.disk_faults,
                 max_inflight: self.max_inflight,
+                body_cache_bytes: self.body_cache_bytes,
                 ..EngineOptions::default()
             },
             Arc::clone(&clock) as Arc<dyn Clock>,

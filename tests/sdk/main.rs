@@ -11,6 +11,7 @@ mod harness;
 mod http;
 
 mod auth;
+mod body_cache;
 mod clock;
 mod compat;
 mod disk;
