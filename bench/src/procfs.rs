@@ -110,18 +110,21 @@ pub fn open_files_limit() -> u64 {
         .unwrap_or(1024)
 }
 
-/// Total size of the regular files under `dir`.
-pub fn dir_bytes(dir: &Path) -> u64 {
+/// Space the files under `dir` take: `(allocated, apparent)` bytes. Allocated counts the
+/// blocks the file system holds (what `du` shows); apparent counts file lengths, which for
+/// redb includes the unwritten (sparse) tail it reserves when it grows its file by doubling.
+pub fn dir_bytes(dir: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
     let Ok(rd) = std::fs::read_dir(dir) else {
-        return 0;
+        return (0, 0);
     };
     rd.filter_map(Result::ok)
         .map(|e| match e.metadata() {
             Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
+            Ok(m) => (m.blocks() * 512, m.len()),
+            Err(_) => (0, 0),
         })
-        .sum()
+        .fold((0, 0), |(a, l), (b, m)| (a + b, l + m))
 }
 
 /// The file system type of the mount holding `path` (longest matching mount point).

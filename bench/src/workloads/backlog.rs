@@ -100,11 +100,15 @@ pub async fn durable(b: &Backlog<'_>, base: Instant) -> Result<(Metrics, Vec<Str
             m.insert(format!("load_{k}"), *v);
         }
     }
-    let disk = procfs::dir_bytes(&b.dir);
+    let (disk, apparent) = procfs::dir_bytes(&b.dir);
     m.insert("disk_mib".into(), disk as f64 / 1048576.0);
     m.insert(
         "disk_bytes_per_msg".into(),
         disk as f64 / loaded.max(1) as f64,
+    );
+    m.insert(
+        "disk_apparent_bytes_per_msg".into(),
+        apparent as f64 / loaded.max(1) as f64,
     );
     if !problems.is_empty() {
         return Ok((m, problems));
@@ -178,7 +182,7 @@ pub async fn durable(b: &Backlog<'_>, base: Instant) -> Result<(Metrics, Vec<Str
         }
     }
     m.insert("hwm_mib".into(), procfs::hwm_mib(s.pid));
-    let disk_after = procfs::dir_bytes(&b.dir);
+    let (disk_after, _) = procfs::dir_bytes(&b.dir);
     let disk_key = if b.drain {
         "disk_after_drain_mib"
     } else {
