@@ -9,6 +9,7 @@
 pub mod decode;
 pub mod encode;
 pub mod json;
+pub mod json_tree;
 pub mod params;
 pub mod query_json;
 pub mod xml;
@@ -287,9 +288,9 @@ fn decode_json(req: &WireRequest, request_id: &str) -> Result<Decoded, WireRespo
     let reject = |e: SqsError| error_response(Protocol::Json, &e, request_id).with_action(action);
     let action = action.ok_or_else(|| reject(unknown_operation()))?;
     let body = if req.body.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Value::Object(serde_json::Map::new())
+        json_tree::Jv::Obj(Vec::new())
     } else {
-        serde_json::from_slice(&req.body).map_err(|_| {
+        json_tree::Jv::parse(&req.body).map_err(|_| {
             // A lone surrogate escape is a content problem, not a syntax one (§6.3).
             reject(if json::has_lone_surrogate(&req.body) {
                 SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS)

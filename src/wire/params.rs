@@ -5,13 +5,14 @@
 //! the Query reader knows how those are flattened (`Attribute.N.Name`, §2.1). Imports
 //! `command` and `error`; never `engine`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Map, Value};
 
+use super::json_tree::{self, Jv};
 use crate::command::{MessageAttributeValue, MessageAttributes, Pairs};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -244,71 +245,67 @@ impl Params for QueryParams {
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-/// The JSON 1.0 reader over one request object (or one batch entry).
+/// The JSON 1.0 reader over one request object (or one batch entry), read as
+/// `serde_json::Value` would be: a member given twice has its last value, `null` is absent.
 #[derive(Debug, Clone, Copy)]
-pub struct JsonParams<'a> {
-    obj: &'a Map<String, Value>,
+pub struct JsonParams<'m, 'a> {
+    obj: &'m [(Cow<'a, str>, Jv<'a>)],
 }
 
-impl<'a> JsonParams<'a> {
-    /// A reader over a decoded JSON object.
+impl<'m, 'a> JsonParams<'m, 'a> {
+    /// A reader over a parsed JSON object's members.
     #[must_use]
-    pub fn new(obj: &'a Map<String, Value>) -> Self {
+    pub fn new(obj: &'m [(Cow<'a, str>, Jv<'a>)]) -> Self {
         Self { obj }
     }
 
     /// A member, with JSON `null` treated as absent (§2.2).
-    fn get(&self, member: &str) -> Option<&'a Value> {
-        self.obj.get(member).filter(|v| !v.is_null())
+    fn get(&self, member: &str) -> Option<&'m Jv<'a>> {
+        json_tree::member(self.obj, member).filter(|v| !v.is_null())
     }
 }
 
-fn expect_str<'v>(v: &'v Value, member: &str) -> SqsResult<&'v str> {
+fn expect_str<'v>(v: &'v Jv<'_>, member: &str) -> SqsResult<&'v str> {
     v.as_str()
         .ok_or_else(|| serialization(format!("Expected a string for {member}.")))
 }
 
-fn json_attr_value(name: &str, v: &Value) -> SqsResult<MessageAttributeValue> {
+fn json_attr_value(name: &str, v: &Jv<'_>) -> SqsResult<MessageAttributeValue> {
     let o = v
         .as_object()
         .ok_or_else(|| serialization(format!("Expected an object for attribute {name}.")))?;
+    let get = |k: &str| json_tree::member(o, k);
     let s = |k: &str| -> SqsResult<Option<String>> {
-        o.get(k)
+        get(k)
             .filter(|v| !v.is_null())
             .map(|v| expect_str(v, k).map(str::to_owned))
             .transpose()
     };
-    let b64 = |v: &Value| -> SqsResult<Vec<u8>> {
+    let b64 = |v: &Jv<'_>| -> SqsResult<Vec<u8>> {
         STANDARD
             .decode(expect_str(v, "BinaryValue")?)
             .map_err(|_| bad_base64(name))
     };
-    let list = |k: &str| -> Vec<&Value> {
-        o.get(k)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().collect())
-            .unwrap_or_default()
-    };
+    let list = |k: &str| -> &[Jv<'_>] { get(k).and_then(Jv::as_array).unwrap_or_default() };
     Ok(MessageAttributeValue {
         data_type: s("DataType")?.unwrap_or_default(),
         string_value: s("StringValue")?,
-        binary_value: o
-            .get("BinaryValue")
+        binary_value: get("BinaryValue")
             .filter(|v| !v.is_null())
             .map(b64)
             .transpose()?,
         string_list_values: list("StringListValues")
-            .into_iter()
+            .iter()
             .map(|v| expect_str(v, "StringListValues").map(str::to_owned))
             .collect::<SqsResult<_>>()?,
         binary_list_values: list("BinaryListValues")
-            .into_iter()
+            .iter()
             .map(b64)
             .collect::<SqsResult<_>>()?,
     })
 }
 
-impl Params for JsonParams<'_> {
+impl Params for JsonParams<'_, '_> {
     fn string(&self, member: &str) -> SqsResult<Option<String>> {
         self.get(member)
             .map(|v| expect_str(v, member).map(str::to_owned))
@@ -327,7 +324,7 @@ impl Params for JsonParams<'_> {
     fn string_list(&self, member: &str) -> SqsResult<Vec<String>> {
         match self.get(member) {
             None => Ok(Vec::new()),
-            Some(Value::Array(a)) => a
+            Some(Jv::Arr(a)) => a
                 .iter()
                 .map(|v| expect_str(v, member).map(str::to_owned))
                 .collect(),
@@ -338,9 +335,9 @@ impl Params for JsonParams<'_> {
     fn string_map(&self, member: &str) -> SqsResult<Pairs> {
         match self.get(member) {
             None => Ok(Vec::new()),
-            Some(Value::Object(o)) => o
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), expect_str(v, k)?.to_owned())))
+            Some(Jv::Obj(o)) => json_tree::unique(o)
+                .into_iter()
+                .map(|(k, v)| Ok((k.to_owned(), expect_str(v, k)?.to_owned())))
                 .collect(),
             Some(_) => Err(serialization(format!("Expected a map for {member}."))),
         }
@@ -349,9 +346,9 @@ impl Params for JsonParams<'_> {
     fn message_attributes(&self, member: &str) -> SqsResult<MessageAttributes> {
         match self.get(member) {
             None => Ok(MessageAttributes::new()),
-            Some(Value::Object(o)) => o
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), json_attr_value(k, v)?)))
+            Some(Jv::Obj(o)) => json_tree::unique(o)
+                .into_iter()
+                .map(|(k, v)| Ok((k.to_owned(), json_attr_value(k, v)?)))
                 .collect(),
             Some(_) => Err(serialization(format!("Expected a map for {member}."))),
         }
@@ -360,7 +357,7 @@ impl Params for JsonParams<'_> {
     fn entries(&self, member: &str) -> SqsResult<Option<Vec<Box<dyn Params + '_>>>> {
         match self.get(member) {
             None => Ok(None),
-            Some(Value::Array(a)) => a
+            Some(Jv::Arr(a)) => a
                 .iter()
                 .map(|v| {
                     v.as_object()
@@ -527,8 +524,8 @@ mod tests {
 
     #[test]
     fn json_members() {
-        let v: Value = serde_json::from_str(
-            r#"{"QueueUrl":"u","MaxNumberOfMessages":3,"AttributeNames":["All"],
+        let v = Jv::parse(
+            br#"{"QueueUrl":"u","MaxNumberOfMessages":3,"AttributeNames":["All"],
                 "Attributes":{"DelaySeconds":"1"},"ReceiptHandle":null,
                 "MessageAttributes":{"b":{"DataType":"Binary","BinaryValue":"AAEC"}}}"#,
         )
