@@ -202,11 +202,7 @@ pub fn encode(
         (Protocol::Json, Ok(reply)) => {
             let mut out = json::JsonOut::default();
             encode::encode_reply(reply, &mut out);
-            WireResponse::new(
-                200,
-                JSON_CONTENT_TYPE,
-                serde_json::Value::Object(out.obj).to_string(),
-            )
+            WireResponse::new(200, JSON_CONTENT_TYPE, out.finish())
         }
         (Protocol::QueryJson, Ok(reply)) => {
             let mut out = query_json::QueryJsonOut::new(query_json::Dialect::Aws);
