@@ -218,17 +218,9 @@ pub fn encode(
             )
         }
         (Protocol::Query, Ok(reply)) => {
-            let mut out = xml::XmlOut::default();
-            encode::encode_reply(reply, &mut out);
-            WireResponse::new(
-                200,
-                XML_CONTENT_TYPE,
-                xml::envelope(
-                    action.name(),
-                    encode::has_result(action).then_some(out.buf.as_str()),
-                    request_id,
-                ),
-            )
+            let mut doc = xml::Response::new(action.name(), encode::has_result(action));
+            encode::encode_reply(reply, doc.out());
+            WireResponse::new(200, XML_CONTENT_TYPE, doc.finish(request_id))
         }
     };
     resp.with_action(Some(action))

@@ -72,7 +72,10 @@ impl Out for XmlOut {
     }
 
     fn int(&mut self, name: &str, v: i64) {
-        self.element(name, &v.to_string());
+        use std::fmt::Write as _;
+        self.open(name);
+        let _ = write!(self.buf, "{v}");
+        self.close(name);
     }
 
     fn boolean(&mut self, name: &str, v: bool) {
@@ -132,39 +135,81 @@ impl Out for XmlOut {
     }
 }
 
+/// A response document written in one pass: the `<Action>Response` envelope is opened, the
+/// result members are written into it through [`Out`] (via [`Response::out`]), and
+/// [`Response::finish`] closes it, so the result is never built apart and copied in.
+#[derive(Debug)]
+pub struct Response<'n> {
+    out: XmlOut,
+    action: &'n str,
+    /// Where the result's members start, when the action has a result element.
+    result_at: Option<usize>,
+}
+
+impl<'n> Response<'n> {
+    /// Opens the envelope of `action`'s response, and its result element when `with_result`.
+    #[must_use]
+    pub fn new(action: &'n str, with_result: bool) -> Self {
+        let mut buf = String::with_capacity(512);
+        buf.push_str("<?xml version=\"1.0\"?><");
+        buf.push_str(action);
+        buf.push_str("Response xmlns=\"");
+        buf.push_str(XMLNS);
+        buf.push_str("\">");
+        let result_at = with_result.then(|| {
+            buf.push('<');
+            buf.push_str(action);
+            buf.push_str("Result>");
+            buf.len()
+        });
+        Self {
+            out: XmlOut { buf },
+            action,
+            result_at,
+        }
+    }
+
+    /// The writer of the result's members.
+    pub fn out(&mut self) -> &mut XmlOut {
+        &mut self.out
+    }
+
+    /// Closes the result (self-closing when nothing was written in it, G-16) and the envelope.
+    #[must_use]
+    pub fn finish(self, request_id: &str) -> String {
+        let Self {
+            out: XmlOut { mut buf },
+            action,
+            result_at,
+        } = self;
+        match result_at {
+            None => {}
+            Some(at) if at == buf.len() => {
+                buf.truncate(at - "Result>".len());
+                buf.push_str("Result/>");
+            }
+            Some(_) => {
+                buf.push_str("</");
+                buf.push_str(action);
+                buf.push_str("Result>");
+            }
+        }
+        buf.push_str("<ResponseMetadata><RequestId>");
+        escape_into(&mut buf, request_id);
+        buf.push_str("</RequestId></ResponseMetadata></");
+        buf.push_str(action);
+        buf.push_str("Response>");
+        buf
+    }
+}
+
 /// Wraps result XML in the `<Action>Response` envelope. `result` is `None` for actions without
 /// output; an empty result is written self-closing (`<ReceiveMessageResult/>`, G-16).
 #[must_use]
 pub fn envelope(action: &str, result: Option<&str>, request_id: &str) -> String {
-    let mut s = String::with_capacity(256 + result.map_or(0, str::len));
-    s.push_str("<?xml version=\"1.0\"?><");
-    s.push_str(action);
-    s.push_str("Response xmlns=\"");
-    s.push_str(XMLNS);
-    s.push_str("\">");
-    match result {
-        None => {}
-        Some("") => {
-            s.push('<');
-            s.push_str(action);
-            s.push_str("Result/>");
-        }
-        Some(r) => {
-            s.push('<');
-            s.push_str(action);
-            s.push_str("Result>");
-            s.push_str(r);
-            s.push_str("</");
-            s.push_str(action);
-            s.push_str("Result>");
-        }
-    }
-    s.push_str("<ResponseMetadata><RequestId>");
-    escape_into(&mut s, request_id);
-    s.push_str("</RequestId></ResponseMetadata></");
-    s.push_str(action);
-    s.push_str("Response>");
-    s
+    let mut r = Response::new(action, result.is_some());
+    r.out().buf.push_str(result.unwrap_or_default());
+    r.finish(request_id)
 }
 
 /// The `ErrorResponse` body (§5.1).
@@ -203,6 +248,18 @@ mod tests {
         // boto3 #2338 reports content-length 215 for this response.
         assert_eq!(s.len(), 215);
         assert!(envelope("ReceiveMessage", Some(""), "r").contains("<ReceiveMessageResult/>"));
+        let mut r = Response::new("ListQueues", true);
+        r.out()
+            .string_list("QueueUrls", "QueueUrl", &["u&".to_owned()]);
+        r.out().int("N", -3);
+        assert_eq!(
+            r.finish("r<"),
+            format!(
+                "<?xml version=\"1.0\"?><ListQueuesResponse xmlns=\"{XMLNS}\"><ListQueuesResult>\
+                 <QueueUrl>u&amp;</QueueUrl><N>-3</N></ListQueuesResult><ResponseMetadata>\
+                 <RequestId>r&lt;</RequestId></ResponseMetadata></ListQueuesResponse>"
+            )
+        );
     }
 
     #[test]
