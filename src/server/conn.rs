@@ -13,7 +13,7 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -63,6 +63,12 @@ pub fn usable_connections(wanted: usize) -> usize {
 const PRESSURED_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// What one connection is doing, shared by its IO wrapper, its service and its watchdog.
+///
+/// The watchdog is woken only when its deadline may have moved *earlier* (or, while the
+/// connection was busy, appeared again): it publishes the deadline it sleeps until, and a
+/// request compares against that instead of waking it every time. A deadline that moved later
+/// or went away is found when the watchdog wakes at the old one. On a busy keep-alive
+/// connection that is a few wake-ups per header timeout instead of two or three per request.
 #[derive(Debug)]
 pub(super) struct Activity {
     /// Requests read and not yet answered.
@@ -71,17 +77,26 @@ pub(super) struct Activity {
     header_started: AtomicU64,
     /// When the connection last became idle, in ms since `origin`.
     idle_since: AtomicU64,
+    /// The deadline the watchdog sleeps until, in ms since `origin`; `u64::MAX` while it has
+    /// none (busy) or has not looked yet.
+    sleeping_until: AtomicU64,
+    /// Whether the watchdog last saw the server under pressure (shorter timeouts).
+    pressured: AtomicBool,
+    limits: ConnectionLimits,
     origin: Instant,
     /// Wakes the watchdog when its deadline may have moved earlier or gone away.
     changed: Notify,
 }
 
 impl Activity {
-    pub(super) fn new() -> Arc<Self> {
+    pub(super) fn new(limits: ConnectionLimits) -> Arc<Self> {
         Arc::new(Self {
             busy: AtomicUsize::new(0),
             header_started: AtomicU64::new(0),
             idle_since: AtomicU64::new(0),
+            sleeping_until: AtomicU64::new(u64::MAX),
+            pressured: AtomicBool::new(false),
+            limits,
             origin: Instant::now(),
             changed: Notify::new(),
         })
@@ -91,42 +106,47 @@ impl Activity {
         u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// A request's headers were read; it is being served.
+    /// Wakes the watchdog if `timeout` from `since_ms` ends before the deadline it sleeps on.
+    fn wake_if_sooner(&self, since_ms: u64, timeout: Duration) {
+        let timeout = cap(timeout, self.pressured.load(Ordering::SeqCst));
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        if since_ms.saturating_add(ms) < self.sleeping_until.load(Ordering::SeqCst) {
+            self.changed.notify_one();
+        }
+    }
+
+    /// A request's headers were read; it is being served. Its deadline went away, which the
+    /// watchdog need not hear about at once.
     pub(super) fn request_started(&self) {
         self.busy.fetch_add(1, Ordering::SeqCst);
         self.header_started.store(0, Ordering::SeqCst);
-        self.changed.notify_one();
     }
 
     /// A request was answered.
     pub(super) fn request_finished(&self) {
-        self.idle_since.store(self.elapsed_ms(), Ordering::SeqCst);
-        self.busy.fetch_sub(1, Ordering::SeqCst);
-        self.changed.notify_one();
+        let now = self.elapsed_ms();
+        self.idle_since.store(now, Ordering::SeqCst);
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.wake_if_sooner(now, self.limits.idle_timeout);
+        }
     }
 
     fn bytes_read(&self) {
         if self.busy.load(Ordering::SeqCst) == 0 && self.header_started.load(Ordering::SeqCst) == 0
         {
-            self.header_started
-                .store(self.elapsed_ms() + 1, Ordering::SeqCst);
-            self.changed.notify_one();
+            let now = self.elapsed_ms();
+            self.header_started.store(now + 1, Ordering::SeqCst);
+            self.wake_if_sooner(now, self.limits.header_timeout);
         }
     }
 
     /// When the connection should be closed if nothing changes, or `None` while it is busy.
-    fn deadline(&self, limits: &ConnectionLimits, pressured: bool) -> Option<Instant> {
+    fn deadline(&self, pressured: bool) -> Option<Instant> {
         if self.busy.load(Ordering::SeqCst) > 0 {
             return None;
         }
-        let cap = |d: Duration| {
-            if pressured {
-                d.min(PRESSURED_TIMEOUT)
-            } else {
-                d
-            }
-        };
-        let at = |ms: u64, d: Duration| self.origin + Duration::from_millis(ms) + cap(d);
+        let limits = &self.limits;
+        let at = |ms: u64, d: Duration| self.origin + Duration::from_millis(ms) + cap(d, pressured);
         Some(match self.header_started.load(Ordering::SeqCst) {
             0 => at(self.idle_since.load(Ordering::SeqCst), limits.idle_timeout),
             started => at(started - 1, limits.header_timeout),
@@ -137,7 +157,6 @@ impl Activity {
     /// at once when the server stops and the connection is not busy.
     pub(super) async fn expired(
         &self,
-        limits: ConnectionLimits,
         mut pressure: watch::Receiver<bool>,
         mut stop: watch::Receiver<bool>,
     ) {
@@ -146,7 +165,18 @@ impl Activity {
             if *stop.borrow() && self.busy.load(Ordering::SeqCst) == 0 {
                 return;
             }
-            let deadline = self.deadline(&limits, *pressure.borrow());
+            let pressured = *pressure.borrow();
+            self.pressured.store(pressured, Ordering::SeqCst);
+            let deadline = self.deadline(pressured);
+            let until = deadline.map_or(u64::MAX, |d| {
+                u64::try_from((d - self.origin).as_millis()).unwrap_or(u64::MAX)
+            });
+            self.sleeping_until.store(until, Ordering::SeqCst);
+            // A request that changed the state before seeing the deadline just published
+            // compared against an older one and may not have woken us: look again.
+            if self.deadline(pressured) != deadline {
+                continue;
+            }
             if deadline.is_some_and(|d| d <= Instant::now()) {
                 return;
             }
@@ -163,6 +193,15 @@ impl Activity {
                 r = stop.changed() => if r.is_err() { std::future::pending::<()>().await },
             }
         }
+    }
+}
+
+/// `d`, shortened to the pressured timeout when the server is under pressure.
+fn cap(d: Duration, pressured: bool) -> Duration {
+    if pressured {
+        d.min(PRESSURED_TIMEOUT)
+    } else {
+        d
     }
 }
 
@@ -280,63 +319,112 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn idle_then_header_then_busy() {
-        let a = Activity::new();
-        let l = limits();
-        let idle = a.deadline(&l, false).expect("idle has a deadline");
+        let a = Activity::new(limits());
+        let idle = a.deadline(false).expect("idle has a deadline");
         assert_eq!(idle - a.origin, Duration::from_secs(60));
         tokio::time::advance(Duration::from_secs(5)).await;
         a.bytes_read();
-        let header = a.deadline(&l, false).expect("header has a deadline");
+        let header = a.deadline(false).expect("header has a deadline");
         assert_eq!(header - a.origin, Duration::from_secs(15));
         a.request_started();
-        assert_eq!(
-            a.deadline(&l, false),
-            None,
-            "a busy connection never expires"
-        );
+        assert_eq!(a.deadline(false), None, "a busy connection never expires");
         tokio::time::advance(Duration::from_secs(100)).await;
         a.request_finished();
-        let idle = a.deadline(&l, false).expect("idle again");
+        let idle = a.deadline(false).expect("idle again");
         assert_eq!(idle - a.origin, Duration::from_secs(165));
         assert_eq!(
-            a.deadline(&l, true).expect("pressured") - a.origin,
+            a.deadline(true).expect("pressured") - a.origin,
             Duration::from_secs(106)
         );
     }
 
     #[tokio::test(start_paused = true)]
     async fn expired_fires_for_a_slow_header_but_not_while_busy() {
-        let a = Activity::new();
+        let a = Activity::new(limits());
         let (_p, pressure) = watch::channel(false);
         let (_s, stop) = watch::channel(false);
         a.request_started();
         let waited = tokio::time::timeout(
             Duration::from_secs(3600),
-            a.expired(limits(), pressure.clone(), stop.clone()),
+            a.expired(pressure.clone(), stop.clone()),
         )
         .await;
         assert!(waited.is_err(), "busy connections are left alone");
         a.request_finished();
         a.bytes_read();
         let started = Instant::now();
-        a.expired(limits(), pressure, stop).await;
+        a.expired(pressure, stop).await;
         assert_eq!(started.elapsed(), Duration::from_secs(10));
     }
 
     #[tokio::test(start_paused = true)]
     async fn stop_closes_idle_connections_at_once() {
-        let a = Activity::new();
+        let a = Activity::new(limits());
         let (_p, pressure) = watch::channel(false);
         let (s, stop) = watch::channel(false);
         let started = Instant::now();
         let task = tokio::spawn({
             let a = Arc::clone(&a);
-            async move { a.expired(limits(), pressure, stop).await }
+            async move { a.expired(pressure, stop).await }
         });
         tokio::task::yield_now().await;
         s.send(true).expect("send");
         task.await.expect("joins");
         assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    /// Whether the watchdog has a wake-up waiting for it.
+    async fn woken(a: &Activity) -> bool {
+        tokio::time::timeout(Duration::ZERO, a.changed.notified())
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_wake_the_watchdog_only_when_its_deadline_comes_sooner() {
+        let a = Activity::new(limits());
+        // The watchdog sleeps until the first header's deadline, 10 s.
+        a.sleeping_until.store(10_000, Ordering::SeqCst);
+        for _ in 0..100 {
+            a.bytes_read();
+            a.request_started();
+            a.request_finished();
+        }
+        assert!(!woken(&a).await, "keep-alive traffic left it asleep");
+        // Asleep without a deadline (the connection was busy): becoming idle wakes it.
+        a.sleeping_until.store(u64::MAX, Ordering::SeqCst);
+        a.request_started();
+        assert!(!woken(&a).await);
+        a.request_finished();
+        assert!(woken(&a).await);
+        // Asleep until an idle deadline: a header's sooner deadline wakes it.
+        a.sleeping_until.store(60_000, Ordering::SeqCst);
+        a.bytes_read();
+        assert!(woken(&a).await);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_header_after_unwatched_requests_still_closes_on_time() {
+        let a = Activity::new(limits());
+        let (_p, pressure) = watch::channel(false);
+        let (_s, stop) = watch::channel(false);
+        let started = Instant::now();
+        let task = tokio::spawn({
+            let a = Arc::clone(&a);
+            async move { a.expired(pressure, stop).await }
+        });
+        tokio::task::yield_now().await;
+        a.bytes_read();
+        tokio::task::yield_now().await;
+        for _ in 0..2 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            a.request_started();
+            a.request_finished();
+            a.bytes_read();
+        }
+        // The last header began at 2 s and never ends: 12 s, not the first header's 10 s.
+        task.await.expect("joins");
+        assert_eq!(started.elapsed(), Duration::from_secs(12));
     }
 
     #[test]
