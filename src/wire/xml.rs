@@ -22,17 +22,37 @@ pub fn is_xml_char(c: char) -> bool {
 /// echoed from a client's input in an error message) is written as U+FFFD instead, so the
 /// writer can never produce a document that a client's parser rejects.
 pub fn escape_into(buf: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => buf.push_str("&amp;"),
-            '<' => buf.push_str("&lt;"),
-            '>' => buf.push_str("&gt;"),
-            '"' => buf.push_str("&quot;"),
-            '\r' => buf.push_str("&#xD;"),
-            c if !is_xml_char(c) => buf.push('\u{FFFD}'),
-            c => buf.push(c),
-        }
+    // Runs of characters that need nothing are copied whole; only the bytes that start an
+    // escape or a character XML cannot carry are looked at one by one.
+    let bytes = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while let Some(&b) = bytes.get(i) {
+        let (replacement, len) = match b {
+            b'&' => ("&amp;", 1),
+            b'<' => ("&lt;", 1),
+            b'>' => ("&gt;", 1),
+            b'"' => ("&quot;", 1),
+            b'\r' => ("&#xD;", 1),
+            b'\t' | b'\n' => {
+                i += 1;
+                continue;
+            }
+            0x00..=0x1F => ("\u{FFFD}", 1),
+            // U+FFFE and U+FFFF, the only characters above U+001F that XML excludes and a
+            // `str` can hold.
+            0xEF if matches!(bytes.get(i + 1..i + 3), Some([0xBF, 0xBE | 0xBF])) => ("\u{FFFD}", 3),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // `i` is at an ASCII byte or a UTF-8 lead byte: a character boundary.
+        buf.push_str(&s[start..i]);
+        buf.push_str(replacement);
+        i += len;
+        start = i;
     }
+    buf.push_str(&s[start..]);
 }
 
 /// Writes result members as XML elements.
@@ -277,6 +297,44 @@ mod tests {
             }
         }
         assert!(!body.contains('\u{0}'));
+    }
+
+    #[test]
+    fn escaping_is_the_character_rule_applied_to_every_character() {
+        fn by_char(s: &str) -> String {
+            s.chars()
+                .map(|c| match c {
+                    '&' => "&amp;".to_owned(),
+                    '<' => "&lt;".to_owned(),
+                    '>' => "&gt;".to_owned(),
+                    '"' => "&quot;".to_owned(),
+                    '\r' => "&#xD;".to_owned(),
+                    c if !is_xml_char(c) => '\u{FFFD}'.to_string(),
+                    c => c.to_string(),
+                })
+                .collect()
+        }
+        let mut all: String = (0u32..0x300).filter_map(char::from_u32).collect();
+        all.extend([
+            '\u{D7FF}',
+            '\u{E000}',
+            '\u{FFFD}',
+            '\u{FFFE}',
+            '\u{FFFF}',
+            '\u{10000}',
+        ]);
+        all.extend(['\u{EFBF}', '\u{FBFF}', '\u{1F600}', '\u{10FFFF}']);
+        for s in [
+            all.as_str(),
+            "",
+            "plain",
+            "\u{FFFE}x\u{FFFF}",
+            "a\u{EF}\u{BF}b",
+        ] {
+            let mut buf = String::from("<");
+            escape_into(&mut buf, s);
+            assert_eq!(buf, format!("<{}", by_char(s)), "{s:?}");
+        }
     }
 
     #[test]
