@@ -290,7 +290,7 @@ mod tests {
             ("", &[""][..]),
             ("x", &[][..]),
         ] {
-            assert_eq!(cmp_parts(k, parts), k.cmp(&parts.concat().as_str()), "{k}");
+            assert_eq!(cmp_parts(k, parts), k.cmp(parts.concat().as_str()), "{k}");
         }
     }
 }
