@@ -9,7 +9,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::conn::{Activity, Gauge, TrackedIo};
+use super::conn::{Activity, Gauge, OnWake, TrackedIo};
 use super::{Shared, dispatch};
 
 /// Longest pause after a failed accept (running out of file descriptors, say).
@@ -123,7 +123,7 @@ pub(super) async fn accept_loop(
                 r = conn => if let Err(e) = r {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 },
-                () = activity.expired(pressure, stop_rx) => {
+                () = OnWake::new(activity.expired(pressure, stop_rx)) => {
                     tracing::debug!(%peer, "closing an idle or slow connection");
                 }
             }
