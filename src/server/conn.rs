@@ -13,10 +13,11 @@
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
+use atomic_waker::AtomicWaker;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -63,6 +64,12 @@ pub fn usable_connections(wanted: usize) -> usize {
 const PRESSURED_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// What one connection is doing, shared by its IO wrapper, its service and its watchdog.
+///
+/// The watchdog is woken only when its deadline may have moved *earlier* (or, while the
+/// connection was busy, appeared again): it publishes the deadline it sleeps until, and a
+/// request compares against that instead of waking it every time. A deadline that moved later
+/// or went away is found when the watchdog wakes at the old one. On a busy keep-alive
+/// connection that is a few wake-ups per header timeout instead of two or three per request.
 #[derive(Debug)]
 pub(super) struct Activity {
     /// Requests read and not yet answered.
@@ -71,19 +78,36 @@ pub(super) struct Activity {
     header_started: AtomicU64,
     /// When the connection last became idle, in ms since `origin`.
     idle_since: AtomicU64,
+    /// When the watchdog looks next, in ms since `origin`: the deadline, or sooner the earliest
+    /// a new deadline could fall; `u64::MAX` until it has first looked.
+    sleeping_until: AtomicU64,
+    /// Whether the watchdog last saw the server under pressure (shorter timeouts).
+    pressured: AtomicBool,
+    /// Whether the watchdog saw the server stopping: then every finished request wakes it.
+    stopping: AtomicBool,
+    limits: ConnectionLimits,
     origin: Instant,
     /// Wakes the watchdog when its deadline may have moved earlier or gone away.
     changed: Notify,
+    /// How many times the watchdog has looked.
+    #[cfg(test)]
+    looks: AtomicUsize,
 }
 
 impl Activity {
-    pub(super) fn new() -> Arc<Self> {
+    pub(super) fn new(limits: ConnectionLimits) -> Arc<Self> {
         Arc::new(Self {
             busy: AtomicUsize::new(0),
             header_started: AtomicU64::new(0),
             idle_since: AtomicU64::new(0),
+            sleeping_until: AtomicU64::new(u64::MAX),
+            pressured: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            limits,
             origin: Instant::now(),
             changed: Notify::new(),
+            #[cfg(test)]
+            looks: AtomicUsize::new(0),
         })
     }
 
@@ -91,42 +115,49 @@ impl Activity {
         u64::try_from(self.origin.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    /// A request's headers were read; it is being served.
+    /// Wakes the watchdog if `timeout` from `since_ms` ends before the deadline it sleeps on.
+    fn wake_if_sooner(&self, since_ms: u64, timeout: Duration) {
+        let timeout = cap(timeout, self.pressured.load(Ordering::SeqCst));
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        if self.stopping.load(Ordering::SeqCst)
+            || since_ms.saturating_add(ms) < self.sleeping_until.load(Ordering::SeqCst)
+        {
+            self.changed.notify_one();
+        }
+    }
+
+    /// A request's headers were read; it is being served. Its deadline went away, which the
+    /// watchdog need not hear about at once.
     pub(super) fn request_started(&self) {
         self.busy.fetch_add(1, Ordering::SeqCst);
         self.header_started.store(0, Ordering::SeqCst);
-        self.changed.notify_one();
     }
 
     /// A request was answered.
     pub(super) fn request_finished(&self) {
-        self.idle_since.store(self.elapsed_ms(), Ordering::SeqCst);
-        self.busy.fetch_sub(1, Ordering::SeqCst);
-        self.changed.notify_one();
+        let now = self.elapsed_ms();
+        self.idle_since.store(now, Ordering::SeqCst);
+        if self.busy.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.wake_if_sooner(now, self.limits.idle_timeout);
+        }
     }
 
     fn bytes_read(&self) {
         if self.busy.load(Ordering::SeqCst) == 0 && self.header_started.load(Ordering::SeqCst) == 0
         {
-            self.header_started
-                .store(self.elapsed_ms() + 1, Ordering::SeqCst);
-            self.changed.notify_one();
+            let now = self.elapsed_ms();
+            self.header_started.store(now + 1, Ordering::SeqCst);
+            self.wake_if_sooner(now, self.limits.header_timeout);
         }
     }
 
     /// When the connection should be closed if nothing changes, or `None` while it is busy.
-    fn deadline(&self, limits: &ConnectionLimits, pressured: bool) -> Option<Instant> {
+    fn deadline(&self, pressured: bool) -> Option<Instant> {
         if self.busy.load(Ordering::SeqCst) > 0 {
             return None;
         }
-        let cap = |d: Duration| {
-            if pressured {
-                d.min(PRESSURED_TIMEOUT)
-            } else {
-                d
-            }
-        };
-        let at = |ms: u64, d: Duration| self.origin + Duration::from_millis(ms) + cap(d);
+        let limits = &self.limits;
+        let at = |ms: u64, d: Duration| self.origin + Duration::from_millis(ms) + cap(d, pressured);
         Some(match self.header_started.load(Ordering::SeqCst) {
             0 => at(self.idle_since.load(Ordering::SeqCst), limits.idle_timeout),
             started => at(started - 1, limits.header_timeout),
@@ -137,32 +168,111 @@ impl Activity {
     /// at once when the server stops and the connection is not busy.
     pub(super) async fn expired(
         &self,
-        limits: ConnectionLimits,
         mut pressure: watch::Receiver<bool>,
         mut stop: watch::Receiver<bool>,
     ) {
         loop {
             let changed = self.changed.notified();
-            if *stop.borrow() && self.busy.load(Ordering::SeqCst) == 0 {
-                return;
-            }
-            let deadline = self.deadline(&limits, *pressure.borrow());
-            if deadline.is_some_and(|d| d <= Instant::now()) {
-                return;
-            }
-            let sleep = async {
-                match deadline {
-                    Some(d) => tokio::time::sleep_until(d).await,
-                    None => std::future::pending().await,
+            if *stop.borrow() {
+                // From now on, finishing a request must wake the watchdog at once.
+                self.stopping.store(true, Ordering::SeqCst);
+                if self.busy.load(Ordering::SeqCst) == 0 {
+                    return;
                 }
-            };
+            }
+            let pressured = *pressure.borrow();
+            self.pressured.store(pressured, Ordering::SeqCst);
+            #[cfg(test)]
+            self.looks.fetch_add(1, Ordering::SeqCst);
+            let deadline = self.deadline(pressured);
+            let now = Instant::now();
+            // Any deadline a request creates from now on (a header starting, the connection
+            // going idle) falls at least the shorter timeout from now. Looking again then at
+            // the latest means requests need not wake the watchdog: in memory a whole request
+            // is often read, run and answered within one poll, so a deadline seen idle would
+            // otherwise be followed by a sooner header deadline on every request.
+            let shorter = self.limits.header_timeout.min(self.limits.idle_timeout);
+            let check = now + cap(shorter, pressured);
+            let wake_at = deadline.map_or(check, |d| d.min(check));
+            let until = u64::try_from((wake_at - self.origin).as_millis()).unwrap_or(u64::MAX);
+            self.sleeping_until.store(until, Ordering::SeqCst);
+            // A request that changed the state before seeing the time just published
+            // compared against an older one and may not have woken us: look again.
+            if self.deadline(pressured) != deadline {
+                continue;
+            }
+            if deadline.is_some_and(|d| d <= now) {
+                return;
+            }
             tokio::select! {
-                () = sleep => {}
+                () = tokio::time::sleep_until(wake_at) => {}
                 () = changed => {}
                 r = pressure.changed() => if r.is_err() { std::future::pending::<()>().await },
                 r = stop.changed() => if r.is_err() { std::future::pending::<()>().await },
             }
         }
+    }
+}
+
+/// A future that is polled only when one of its own wakers fired, not every time the task it
+/// shares is woken. The connection's watchdog shares the connection's task, which is woken for
+/// every read and write; polling the watchdog's timer and channels each time cost a few
+/// percent of the server in W1 profiles.
+pub(super) struct OnWake<F> {
+    inner: Pin<Box<F>>,
+    flag: Arc<WakeFlag>,
+}
+
+/// Whether the wrapped future was woken, and the task to wake when it is.
+#[derive(Debug, Default)]
+struct WakeFlag {
+    woken: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::SeqCst);
+        self.task.wake();
+    }
+}
+
+impl<F: Future> OnWake<F> {
+    pub(super) fn new(inner: F) -> Self {
+        let flag = WakeFlag::default();
+        // The first poll must reach the future.
+        flag.woken.store(true, Ordering::SeqCst);
+        Self {
+            inner: Box::pin(inner),
+            flag: Arc::new(flag),
+        }
+    }
+}
+
+impl<F: Future> Future for OnWake<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // Registered before the flag is read, so a wake between the two is not lost.
+        self.flag.task.register(cx.waker());
+        if !self.flag.woken.swap(false, Ordering::SeqCst) {
+            return Poll::Pending;
+        }
+        let waker = Waker::from(Arc::clone(&self.flag));
+        self.inner.as_mut().poll(&mut Context::from_waker(&waker))
+    }
+}
+
+/// `d`, shortened to the pressured timeout when the server is under pressure.
+fn cap(d: Duration, pressured: bool) -> Duration {
+    if pressured {
+        d.min(PRESSURED_TIMEOUT)
+    } else {
+        d
     }
 }
 
@@ -280,63 +390,198 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn idle_then_header_then_busy() {
-        let a = Activity::new();
-        let l = limits();
-        let idle = a.deadline(&l, false).expect("idle has a deadline");
+        let a = Activity::new(limits());
+        let idle = a.deadline(false).expect("idle has a deadline");
         assert_eq!(idle - a.origin, Duration::from_secs(60));
         tokio::time::advance(Duration::from_secs(5)).await;
         a.bytes_read();
-        let header = a.deadline(&l, false).expect("header has a deadline");
+        let header = a.deadline(false).expect("header has a deadline");
         assert_eq!(header - a.origin, Duration::from_secs(15));
         a.request_started();
-        assert_eq!(
-            a.deadline(&l, false),
-            None,
-            "a busy connection never expires"
-        );
+        assert_eq!(a.deadline(false), None, "a busy connection never expires");
         tokio::time::advance(Duration::from_secs(100)).await;
         a.request_finished();
-        let idle = a.deadline(&l, false).expect("idle again");
+        let idle = a.deadline(false).expect("idle again");
         assert_eq!(idle - a.origin, Duration::from_secs(165));
         assert_eq!(
-            a.deadline(&l, true).expect("pressured") - a.origin,
+            a.deadline(true).expect("pressured") - a.origin,
             Duration::from_secs(106)
         );
     }
 
     #[tokio::test(start_paused = true)]
     async fn expired_fires_for_a_slow_header_but_not_while_busy() {
-        let a = Activity::new();
+        let a = Activity::new(limits());
         let (_p, pressure) = watch::channel(false);
         let (_s, stop) = watch::channel(false);
         a.request_started();
         let waited = tokio::time::timeout(
             Duration::from_secs(3600),
-            a.expired(limits(), pressure.clone(), stop.clone()),
+            a.expired(pressure.clone(), stop.clone()),
         )
         .await;
         assert!(waited.is_err(), "busy connections are left alone");
         a.request_finished();
         a.bytes_read();
         let started = Instant::now();
-        a.expired(limits(), pressure, stop).await;
+        a.expired(pressure, stop).await;
         assert_eq!(started.elapsed(), Duration::from_secs(10));
     }
 
     #[tokio::test(start_paused = true)]
     async fn stop_closes_idle_connections_at_once() {
-        let a = Activity::new();
+        let a = Activity::new(limits());
         let (_p, pressure) = watch::channel(false);
         let (s, stop) = watch::channel(false);
         let started = Instant::now();
         let task = tokio::spawn({
             let a = Arc::clone(&a);
-            async move { a.expired(limits(), pressure, stop).await }
+            async move { a.expired(pressure, stop).await }
         });
         tokio::task::yield_now().await;
         s.send(true).expect("send");
         task.await.expect("joins");
         assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    /// Whether the watchdog has a wake-up waiting for it.
+    async fn woken(a: &Activity) -> bool {
+        tokio::time::timeout(Duration::ZERO, a.changed.notified())
+            .await
+            .is_ok()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_wake_the_watchdog_only_when_its_deadline_comes_sooner() {
+        let a = Activity::new(limits());
+        // The watchdog sleeps until the first header's deadline, 10 s.
+        a.sleeping_until.store(10_000, Ordering::SeqCst);
+        for _ in 0..100 {
+            a.bytes_read();
+            a.request_started();
+            a.request_finished();
+        }
+        assert!(!woken(&a).await, "keep-alive traffic left it asleep");
+        // Planned while busy, for the soonest deadline there could be: 10 s from then.
+        a.request_started();
+        a.sleeping_until
+            .store(a.elapsed_ms() + 10_000, Ordering::SeqCst);
+        a.request_finished();
+        a.bytes_read();
+        assert!(
+            !woken(&a).await,
+            "neither the idle nor the header deadline is sooner"
+        );
+        // While the server stops, finishing a request always wakes it.
+        a.request_started();
+        a.stopping.store(true, Ordering::SeqCst);
+        a.request_finished();
+        assert!(woken(&a).await);
+        a.stopping.store(false, Ordering::SeqCst);
+        // Asleep until an idle deadline: a header's sooner deadline wakes it.
+        a.sleeping_until.store(60_000, Ordering::SeqCst);
+        a.bytes_read();
+        assert!(woken(&a).await);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_keep_alive_connection_under_load_is_looked_at_every_few_seconds_not_per_request() {
+        let a = Activity::new(limits());
+        let (_p, pressure) = watch::channel(false);
+        let (_s, stop) = watch::channel(false);
+        let task = tokio::spawn({
+            let a = Arc::clone(&a);
+            async move { OnWake::new(a.expired(pressure, stop)).await }
+        });
+        // 20 s of back-to-back requests, each read, run and answered at once (as in memory).
+        for _ in 0..20_000 {
+            a.bytes_read();
+            a.request_started();
+            a.request_finished();
+            tokio::time::advance(Duration::from_millis(1)).await;
+        }
+        let looks = a.looks.load(Ordering::SeqCst);
+        assert!(looks <= 4, "{looks} looks");
+        assert!(!task.is_finished());
+        task.abort();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_header_after_unwatched_requests_still_closes_on_time() {
+        let a = Activity::new(limits());
+        let (_p, pressure) = watch::channel(false);
+        let (_s, stop) = watch::channel(false);
+        let started = Instant::now();
+        let task = tokio::spawn({
+            let a = Arc::clone(&a);
+            async move { a.expired(pressure, stop).await }
+        });
+        tokio::task::yield_now().await;
+        a.bytes_read();
+        tokio::task::yield_now().await;
+        for _ in 0..2 {
+            tokio::time::advance(Duration::from_secs(1)).await;
+            a.request_started();
+            a.request_finished();
+            a.bytes_read();
+        }
+        // The last header began at 2 s and never ends: 12 s, not the first header's 10 s.
+        task.await.expect("joins");
+        assert_eq!(started.elapsed(), Duration::from_secs(12));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_connection_closes_as_soon_as_its_request_ends_once_the_server_stops() {
+        let a = Activity::new(limits());
+        let (_p, pressure) = watch::channel(false);
+        let (s, stop) = watch::channel(false);
+        a.bytes_read();
+        a.request_started();
+        let task = tokio::spawn({
+            let a = Arc::clone(&a);
+            async move { OnWake::new(a.expired(pressure, stop)).await }
+        });
+        tokio::time::advance(Duration::from_secs(3)).await;
+        s.send(true).expect("send");
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert!(!task.is_finished(), "busy: left alone");
+        let started = Instant::now();
+        a.request_finished();
+        task.await.expect("joins");
+        assert_eq!(started.elapsed(), Duration::ZERO);
+    }
+
+    #[test]
+    fn on_wake_polls_its_future_only_after_its_own_wakers_fire() {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let registered: Arc<std::sync::Mutex<Option<Waker>>> = Arc::default();
+        let inner = std::future::poll_fn({
+            let (polls, registered) = (Arc::clone(&polls), Arc::clone(&registered));
+            move |cx| {
+                polls.fetch_add(1, Ordering::SeqCst);
+                *registered.lock().expect("lock") = Some(cx.waker().clone());
+                Poll::<()>::Pending
+            }
+        });
+        let mut f = std::pin::pin!(OnWake::new(inner));
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..3 {
+            assert!(f.as_mut().poll(&mut cx).is_pending());
+        }
+        assert_eq!(
+            polls.load(Ordering::SeqCst),
+            1,
+            "only the first poll reaches it"
+        );
+        let waker = registered.lock().expect("lock").take().expect("registered");
+        waker.wake();
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(
+            polls.load(Ordering::SeqCst),
+            2,
+            "woken once, polled once more"
+        );
     }
 
     #[test]

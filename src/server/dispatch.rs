@@ -2,11 +2,14 @@
 //! ([`super::admin`]) or the SQS API: `wire::decode` → `Engine::execute` → `wire::encode`;
 //! then [`WireResponse`] → HTTP, with the request id and metrics.
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
-use hyper::header::{CONTENT_TYPE, HOST, HeaderValue};
+use hyper::header::{
+    ACCEPT, AUTHORIZATION, AsHeaderName, CONTENT_TYPE, HOST, HeaderMap, HeaderValue,
+};
 use hyper::{Request, Response, StatusCode};
 
 use super::origin::{self, Verdict};
@@ -15,11 +18,8 @@ use crate::command::{Action, Command, ReceiveMessageResult, Reply};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
-fn header(req: &Request<Incoming>, name: &str) -> Option<String> {
-    req.headers()
-        .get(name)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
 }
 
 /// Answers one HTTP request.
@@ -30,24 +30,22 @@ pub(super) async fn serve(
 ) -> Response<Full<Bytes>> {
     let started = std::time::Instant::now();
     let request_id = shared.engine.new_uuid();
-    let target = header(&req, "x-amz-target");
-    let protocol = Protocol::detect(
-        target.as_deref(),
-        header(&req, CONTENT_TYPE.as_str()).as_deref(),
-    );
-    let host_header = header(&req, HOST.as_str());
+    // The head stays here while the body is read, so headers are borrowed, not copied.
+    let (head, body) = req.into_parts();
+    let h = &head.headers;
+    let target = header(h, "x-amz-target");
+    let protocol = Protocol::detect(target, header(h, CONTENT_TYPE));
+    let host_header = header(h, HOST);
     let verdict = shared.options.cors_origins.judge(
-        header(&req, "origin").as_deref(),
-        header(&req, "sec-fetch-site").as_deref(),
-        host_header.as_deref(),
+        header(h, "origin"),
+        header(h, "sec-fetch-site"),
+        host_header,
     );
     let cors = match verdict {
         Verdict::Plain => Vec::new(),
-        Verdict::Allowed(o) if req.method() == hyper::Method::OPTIONS => {
-            let headers = origin::preflight_headers(
-                &o,
-                header(&req, "access-control-request-headers").as_deref(),
-            );
+        Verdict::Allowed(o) if head.method == hyper::Method::OPTIONS => {
+            let headers =
+                origin::preflight_headers(&o, header(h, "access-control-request-headers"));
             let mut resp = WireResponse::new(204, "text/plain", String::new());
             resp.headers = headers;
             return respond(resp, &request_id);
@@ -67,24 +65,18 @@ pub(super) async fn serve(
             );
         }
     };
-    let host = shared
-        .options
-        .queue_host
-        .clone()
-        .unwrap_or_else(|| queue_authority(host_header.as_deref(), local));
+    let host = match &shared.options.queue_host {
+        Some(h) => Cow::Borrowed(h.as_str()),
+        None => Cow::Owned(queue_authority(host_header, local)),
+    };
     let base_url = base_url(shared, &host, &shared.options.region);
-    let method = req.method().to_string();
-    let path = req.uri().path().to_owned();
-    let headers = shared.options.sigv4.as_ref().map(|_| req.headers().clone());
-    let route = admin::route(&method, &path, target.is_some());
-    let query = req.uri().query().map(str::to_owned);
-    let trace_header = header(&req, "x-amzn-trace-id");
-    let authorization = header(&req, "authorization");
-    let accept_json = header(&req, "accept").is_some_and(|a| a.contains("application/json"));
+    let path = head.uri.path();
+    let route = admin::route(head.method.as_str(), path, target.is_some());
+    let accept_json = header(h, ACCEPT).is_some_and(|a| a.contains("application/json"));
     let protocol = protocol.negotiate(accept_json);
-    let collect = Limited::new(req.into_body(), shared.options.max_request_bytes).collect();
+    let collect = Limited::new(body, shared.options.max_request_bytes).collect();
     let body = match tokio::time::timeout(shared.options.limits.body_timeout, collect).await {
-        Ok(Ok(b)) => b.to_bytes().to_vec(),
+        Ok(Ok(b)) => Vec::from(b.to_bytes()),
         Ok(Err(e)) => {
             let err = body_error(&*e, shared.options.max_request_bytes);
             return respond(
@@ -106,21 +98,21 @@ pub(super) async fn serve(
     };
     let wreq = WireRequest {
         protocol,
-        method,
-        path,
-        query,
-        target,
-        trace_header,
-        authorization,
+        method: head.method.as_str().to_owned(),
+        path: path.to_owned(),
+        query: head.uri.query().map(str::to_owned),
+        target: target.map(str::to_owned),
+        trace_header: header(h, "x-amzn-trace-id").map(str::to_owned),
+        authorization: header(h, AUTHORIZATION).map(str::to_owned),
         base_url,
         body,
     };
-    if let (Some(creds), Some(headers), None) = (&shared.options.sigv4, &headers, route) {
+    if let (Some(creds), None) = (&shared.options.sigv4, route) {
         let signed = sigv4::Signed {
             method: &wreq.method,
             raw_path: &wreq.path,
             raw_query: wreq.query.as_deref(),
-            headers,
+            headers: h,
             body: &wreq.body,
         };
         if let Err(e) = sigv4::verify(creds, &signed, std::time::SystemTime::now()) {

@@ -9,7 +9,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 
-use super::conn::{Activity, Gauge, TrackedIo};
+use super::conn::{Activity, Gauge, OnWake, TrackedIo};
 use super::{Shared, dispatch};
 
 /// Longest pause after a failed accept (running out of file descriptors, say).
@@ -95,7 +95,7 @@ pub(super) async fn accept_loop(
         };
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().ok();
-        let activity = Activity::new();
+        let activity = Activity::new(limits);
         let svc = hyper::service::service_fn({
             let shared = Arc::clone(&shared);
             let activity = Arc::clone(&activity);
@@ -123,7 +123,7 @@ pub(super) async fn accept_loop(
                 r = conn => if let Err(e) = r {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 },
-                () = activity.expired(limits, pressure, stop_rx) => {
+                () = OnWake::new(activity.expired(pressure, stop_rx)) => {
                     tracing::debug!(%peer, "closing an idle or slow connection");
                 }
             }

@@ -1,49 +1,161 @@
 //! Wire layer: the AWS JSON 1.0 response writer and error body (§3.2, §5.2).
 
+use std::fmt::Write as _;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Map, Value};
 
 use super::encode::Out;
 use crate::command::{MessageAttributes, Pairs};
 
-/// Writes result members into a JSON object.
-#[derive(Debug, Default)]
+/// Appends `s` as a JSON string literal, escaped exactly as `serde_json` writes it: `"` and
+/// `\` escaped, the control characters U+0000–U+001F as `\b \t \n \f \r` or `\u00xx`, and
+/// nothing else (no `/`, no non-ASCII).
+pub fn string_into(buf: &mut String, s: &str) {
+    buf.reserve(s.len() + 2);
+    buf.push('"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0C => "\\f",
+            0x00..=0x1F => "",
+            _ => continue,
+        };
+        // Every byte matched above is ASCII, so `i` is a character boundary.
+        buf.push_str(&s[start..i]);
+        if short.is_empty() {
+            let _ = write!(buf, "\\u{b:04x}");
+        } else {
+            buf.push_str(short);
+        }
+        start = i + 1;
+    }
+    buf.push_str(&s[start..]);
+    buf.push('"');
+}
+
+/// Writes result members straight into the JSON text of one object, in the order they are
+/// given: the text `serde_json` would print for the `Map` of the same members (insertion
+/// order kept), without building the map.
+#[derive(Debug)]
 pub struct JsonOut {
-    /// The object built so far.
-    pub obj: Map<String, Value>,
+    /// The text written so far; [`JsonOut::finish`] closes it.
+    buf: String,
+    /// Whether the innermost open object has no member yet.
+    empty: bool,
+}
+
+impl Default for JsonOut {
+    fn default() -> Self {
+        let mut buf = String::with_capacity(256);
+        buf.push('{');
+        Self { buf, empty: true }
+    }
+}
+
+impl JsonOut {
+    /// The finished object's text.
+    #[must_use]
+    pub fn finish(mut self) -> String {
+        self.buf.push('}');
+        self.buf
+    }
+
+    /// Starts a member: its separator and name.
+    fn key(&mut self, name: &str) {
+        if !std::mem::replace(&mut self.empty, false) {
+            self.buf.push(',');
+        }
+        string_into(&mut self.buf, name);
+        self.buf.push(':');
+    }
+
+    /// A nested object, filled by `fill`.
+    fn object(&mut self, fill: impl FnOnce(&mut Self)) {
+        self.buf.push('{');
+        let outer = std::mem::replace(&mut self.empty, true);
+        fill(self);
+        self.empty = outer;
+        self.buf.push('}');
+    }
+
+    fn strings<'s>(&mut self, items: impl IntoIterator<Item = &'s str>) {
+        self.buf.push('[');
+        for (i, s) in items.into_iter().enumerate() {
+            if i > 0 {
+                self.buf.push(',');
+            }
+            string_into(&mut self.buf, s);
+        }
+        self.buf.push(']');
+    }
+}
+
+/// Pairs as a `Map` collected from them holds them: a key given twice keeps its first
+/// position and its last value. Borrowed as given when every key is distinct (the usual case).
+fn as_map(items: &Pairs) -> Vec<(&str, &str)> {
+    let mut out: Vec<(&str, &str)> = Vec::with_capacity(items.len());
+    let distinct = items.len() < 2 || {
+        let mut keys: Vec<&str> = items.iter().map(|(k, _)| k.as_str()).collect();
+        keys.sort_unstable();
+        keys.windows(2).all(|w| w[0] != w[1])
+    };
+    if distinct {
+        out.extend(items.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        return out;
+    }
+    let mut at = std::collections::HashMap::with_capacity(items.len());
+    for (k, v) in items {
+        match at.get(k.as_str()) {
+            Some(&i) => out[i] = (k.as_str(), v.as_str()),
+            None => {
+                at.insert(k.as_str(), out.len());
+                out.push((k.as_str(), v.as_str()));
+            }
+        }
+    }
+    out
 }
 
 impl Out for JsonOut {
     fn string(&mut self, name: &str, v: &str) {
-        self.obj
-            .insert(name.to_owned(), Value::String(v.to_owned()));
+        self.key(name);
+        string_into(&mut self.buf, v);
     }
 
     fn int(&mut self, name: &str, v: i64) {
-        self.obj.insert(name.to_owned(), Value::from(v));
+        self.key(name);
+        let _ = write!(self.buf, "{v}");
     }
 
     fn boolean(&mut self, name: &str, v: bool) {
-        self.obj.insert(name.to_owned(), Value::Bool(v));
+        self.key(name);
+        self.buf.push_str(if v { "true" } else { "false" });
     }
 
     fn string_list(&mut self, json: &str, _xml: &str, items: &[String]) {
         if !items.is_empty() {
-            self.obj.insert(
-                json.to_owned(),
-                Value::Array(items.iter().cloned().map(Value::String).collect()),
-            );
+            self.key(json);
+            self.strings(items.iter().map(String::as_str));
         }
     }
 
     fn string_map(&mut self, json: &str, _xml: &str, _key: &str, _value: &str, items: &Pairs) {
         if !items.is_empty() {
-            let m: Map<String, Value> = items
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect();
-            self.obj.insert(json.to_owned(), Value::Object(m));
+            self.key(json);
+            self.object(|o| {
+                for (k, v) in as_map(items) {
+                    o.key(k);
+                    string_into(&mut o.buf, v);
+                }
+            });
         }
     }
 
@@ -57,54 +169,49 @@ impl Out for JsonOut {
         if n == 0 {
             return;
         }
-        let list = (0..n)
-            .map(|i| {
-                let mut o = JsonOut::default();
-                item(i, &mut o);
-                Value::Object(o.obj)
-            })
-            .collect();
-        self.obj.insert(json.to_owned(), Value::Array(list));
+        self.key(json);
+        self.buf.push('[');
+        for i in 0..n {
+            if i > 0 {
+                self.buf.push(',');
+            }
+            self.object(|o| item(i, o));
+        }
+        self.buf.push(']');
     }
 
     fn message_attributes(&mut self, json: &str, _xml: &str, attrs: &MessageAttributes) {
         if attrs.is_empty() {
             return;
         }
-        let m: Map<String, Value> = attrs
-            .iter()
-            .map(|(name, v)| {
-                let mut o = Map::new();
-                if let Some(s) = &v.string_value {
-                    o.insert("StringValue".into(), Value::String(s.clone()));
-                }
-                if let Some(b) = &v.binary_value {
-                    o.insert("BinaryValue".into(), Value::String(STANDARD.encode(b)));
-                }
-                if !v.string_list_values.is_empty() {
-                    o.insert(
-                        "StringListValues".into(),
-                        v.string_list_values
+        self.key(json);
+        self.object(|o| {
+            for (name, v) in attrs {
+                o.key(name);
+                o.object(|o| {
+                    if let Some(s) = &v.string_value {
+                        o.string("StringValue", s);
+                    }
+                    if let Some(b) = &v.binary_value {
+                        o.string("BinaryValue", &STANDARD.encode(b));
+                    }
+                    if !v.string_list_values.is_empty() {
+                        o.key("StringListValues");
+                        o.strings(v.string_list_values.iter().map(String::as_str));
+                    }
+                    if !v.binary_list_values.is_empty() {
+                        o.key("BinaryListValues");
+                        let encoded: Vec<String> = v
+                            .binary_list_values
                             .iter()
-                            .cloned()
-                            .map(Value::String)
-                            .collect(),
-                    );
-                }
-                if !v.binary_list_values.is_empty() {
-                    o.insert(
-                        "BinaryListValues".into(),
-                        v.binary_list_values
-                            .iter()
-                            .map(|b| Value::String(STANDARD.encode(b)))
-                            .collect(),
-                    );
-                }
-                o.insert("DataType".into(), Value::String(v.data_type.clone()));
-                (name.clone(), Value::Object(o))
-            })
-            .collect();
-        self.obj.insert(json.to_owned(), Value::Object(m));
+                            .map(|b| STANDARD.encode(b))
+                            .collect();
+                        o.strings(encoded.iter().map(String::as_str));
+                    }
+                    o.string("DataType", &v.data_type);
+                });
+            }
+        });
     }
 }
 
@@ -112,12 +219,12 @@ impl Out for JsonOut {
 /// `code` member: aws-sdk-rust would prefer it over `__type` (G-25).
 #[must_use]
 pub fn error_body(json_type: &str, message: &str) -> String {
-    let mut m = Map::new();
-    m.insert("__type".into(), Value::String(json_type.to_owned()));
+    let mut out = JsonOut::default();
+    out.string("__type", json_type);
     if !message.is_empty() {
-        m.insert("message".into(), Value::String(message.to_owned()));
+        out.string("message", message);
     }
-    Value::Object(m).to_string()
+    out.finish()
 }
 
 /// Whether a JSON text holds a `\uXXXX` escape of a UTF-16 surrogate that is not half of a
@@ -161,7 +268,9 @@ pub fn has_lone_surrogate(text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::command::MessageAttributeValue;
+    use crate::command::{Message, MessageAttributeValue, ReceiveMessageResult, Reply};
+    use crate::wire::encode::encode_reply;
+    use serde_json::{Value, json};
 
     #[test]
     fn lone_surrogates_are_found_whichever_half() {
@@ -175,6 +284,17 @@ mod tests {
     }
 
     #[test]
+    fn strings_are_escaped_byte_for_byte_as_serde_json_does() {
+        let mut all: String = (0u8..0x80).map(char::from).collect();
+        all.push_str("\u{e9}\u{2028}\u{FFFD}\u{1F600}/");
+        for s in [all.as_str(), "", "plain", "\"\\", "a\u{0}b\u{1f}c\u{7f}"] {
+            let mut buf = String::new();
+            string_into(&mut buf, s);
+            assert_eq!(buf, serde_json::to_string(s).expect("serialises"), "{s:?}");
+        }
+    }
+
+    #[test]
     fn empty_collections_are_omitted() {
         let mut o = JsonOut::default();
         o.string_list("QueueUrls", "QueueUrl", &[]);
@@ -185,7 +305,7 @@ mod tests {
             "MessageAttribute",
             &MessageAttributes::new(),
         );
-        assert!(o.obj.is_empty());
+        assert_eq!(o.finish(), "{}");
     }
 
     #[test]
@@ -198,7 +318,7 @@ mod tests {
         let mut o = JsonOut::default();
         o.message_attributes("MessageAttributes", "MessageAttribute", &attrs);
         assert_eq!(
-            Value::Object(o.obj).to_string(),
+            o.finish(),
             r#"{"MessageAttributes":{"b":{"BinaryValue":"AAEC","DataType":"Binary"}}}"#
         );
         assert_eq!(
@@ -208,5 +328,51 @@ mod tests {
             ),
             r#"{"__type":"com.amazonaws.sqs#QueueDoesNotExist","message":"The specified queue does not exist."}"#
         );
+        assert_eq!(error_body("t\"", ""), r#"{"__type":"t\""}"#);
+    }
+
+    #[test]
+    fn a_received_message_is_the_text_of_its_map_in_member_order() {
+        let mut attrs = MessageAttributes::new();
+        attrs.insert("s".into(), MessageAttributeValue::string("String", "v\n"));
+        let mut lists = MessageAttributeValue::string("String.x", "w");
+        lists.string_list_values = vec!["a".into(), "b".into()];
+        lists.binary_list_values = vec![vec![1], vec![]];
+        attrs.insert("l".into(), lists);
+        let message = Message {
+            message_id: "id".into(),
+            receipt_handle: "rh".into(),
+            md5_of_body: "m".into(),
+            body: "say \"hi\"\r\n\u{1}".into(),
+            attributes: vec![
+                ("SentTimestamp".into(), "1".into()),
+                ("ApproximateReceiveCount".into(), "2".into()),
+                ("SentTimestamp".into(), "3".into()),
+            ],
+            md5_of_message_attributes: Some("ma".into()),
+            message_attributes: attrs,
+        };
+        let reply = Reply::ReceiveMessage(ReceiveMessageResult {
+            messages: vec![message.clone(), Message::default()],
+        });
+        let mut out = JsonOut::default();
+        encode_reply(&reply, &mut out);
+        let text = out.finish();
+        let want = json!({"Messages": [
+            {
+                "MessageId": "id", "ReceiptHandle": "rh", "MD5OfBody": "m",
+                "Body": "say \"hi\"\r\n\u{1}",
+                "Attributes": {"SentTimestamp": "3", "ApproximateReceiveCount": "2"},
+                "MD5OfMessageAttributes": "ma",
+                "MessageAttributes": {
+                    "l": {"StringValue": "w", "StringListValues": ["a", "b"],
+                          "BinaryListValues": ["AQ==", ""], "DataType": "String.x"},
+                    "s": {"StringValue": "v\n", "DataType": "String"},
+                },
+            },
+            {"MessageId": "", "ReceiptHandle": "", "MD5OfBody": "", "Body": ""},
+        ]});
+        assert_eq!(text, want.to_string());
+        assert_eq!(serde_json::from_str::<Value>(&text).expect("parses"), want);
     }
 }

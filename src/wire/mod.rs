@@ -8,16 +8,19 @@
 
 pub mod decode;
 pub mod encode;
+pub mod form;
 pub mod json;
+pub mod json_tree;
 pub mod params;
 pub mod query_json;
 pub mod xml;
 
-use std::collections::BTreeMap;
+pub use form::form_fields;
 
 use crate::command::validate::INVALID_CHARACTERS;
 use crate::command::{Action, Command, Reply, RequestContext};
 use crate::error::{ErrorCode, SqsError, SqsResult};
+use form::Form;
 use params::{JsonParams, QueryParams};
 
 /// Content type of Query responses.
@@ -201,11 +204,7 @@ pub fn encode(
         (Protocol::Json, Ok(reply)) => {
             let mut out = json::JsonOut::default();
             encode::encode_reply(reply, &mut out);
-            WireResponse::new(
-                200,
-                JSON_CONTENT_TYPE,
-                serde_json::Value::Object(out.obj).to_string(),
-            )
+            WireResponse::new(200, JSON_CONTENT_TYPE, out.finish())
         }
         (Protocol::QueryJson, Ok(reply)) => {
             let mut out = query_json::QueryJsonOut::new(query_json::Dialect::Aws);
@@ -221,17 +220,9 @@ pub fn encode(
             )
         }
         (Protocol::Query, Ok(reply)) => {
-            let mut out = xml::XmlOut::default();
-            encode::encode_reply(reply, &mut out);
-            WireResponse::new(
-                200,
-                XML_CONTENT_TYPE,
-                xml::envelope(
-                    action.name(),
-                    encode::has_result(action).then_some(out.buf.as_str()),
-                    request_id,
-                ),
-            )
+            let mut doc = xml::Response::new(action.name(), encode::has_result(action));
+            encode::encode_reply(reply, doc.out());
+            WireResponse::new(200, XML_CONTENT_TYPE, doc.finish(request_id))
         }
     };
     resp.with_action(Some(action))
@@ -287,9 +278,9 @@ fn decode_json(req: &WireRequest, request_id: &str) -> Result<Decoded, WireRespo
     let reject = |e: SqsError| error_response(Protocol::Json, &e, request_id).with_action(action);
     let action = action.ok_or_else(|| reject(unknown_operation()))?;
     let body = if req.body.iter().all(u8::is_ascii_whitespace) {
-        serde_json::Value::Object(serde_json::Map::new())
+        json_tree::Jv::Obj(Vec::new())
     } else {
-        serde_json::from_slice(&req.body).map_err(|_| {
+        json_tree::Jv::parse(&req.body).map_err(|_| {
             // A lone surrogate escape is a content problem, not a syntax one (§6.3).
             reject(if json::has_lone_surrogate(&req.body) {
                 SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS)
@@ -320,35 +311,6 @@ fn unknown_operation() -> SqsError {
     SqsError::new(ErrorCode::UnknownOperation, "")
 }
 
-/// Parses and merges the URL query string and a form body; the body wins (§2.1). A name or
-/// value whose percent-decoded bytes are not UTF-8 is refused rather than altered: replacing
-/// them with U+FFFD would store, and checksum, a message the client never sent.
-pub fn form_fields(query: Option<&str>, body: &[u8]) -> SqsResult<BTreeMap<String, String>> {
-    let mut fields = BTreeMap::new();
-    for part in [query.map(str::as_bytes), Some(body)].into_iter().flatten() {
-        for pair in part.split(|&b| b == b'&').filter(|p| !p.is_empty()) {
-            let mut kv = pair.splitn(2, |&b| b == b'=');
-            let name = form_decode(kv.next().unwrap_or_default())?;
-            let value = form_decode(kv.next().unwrap_or_default())?;
-            fields.insert(name, value);
-        }
-    }
-    Ok(fields)
-}
-
-/// Decodes one `application/x-www-form-urlencoded` component: `+` is a space, `%XX` a byte.
-fn form_decode(raw: &[u8]) -> SqsResult<String> {
-    let spaced: Vec<u8> = raw
-        .iter()
-        .map(|&b| if b == b'+' { b' ' } else { b })
-        .collect();
-    let bytes: Vec<u8> = percent_encoding::percent_decode(&spaced).collect();
-    // [E] AWS's text for undecodable bytes is not recorded; the body-character error is the
-    // closest documented one (§6.3).
-    String::from_utf8(bytes)
-        .map_err(|_| SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS))
-}
-
 /// Whether the path names a queue (`/<account>/<name>`).
 fn is_queue_path(path: &str) -> bool {
     path.split('/').filter(|s| !s.is_empty()).count() >= 2
@@ -356,7 +318,7 @@ fn is_queue_path(path: &str) -> bool {
 
 fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResponse> {
     let protocol = req.protocol;
-    let mut fields = form_fields(req.query.as_deref(), &req.body)
+    let mut fields = Form::parse(req.query.as_deref(), &req.body)
         .map_err(|e| error_response(protocol, &e, request_id))?;
     let Some(action_name) = fields.remove("Action") else {
         // No action at all: AWS answers 404 with a bare XML element (§1.4).
@@ -378,13 +340,13 @@ fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResp
                 format!("The action {action_name} is not valid for this endpoint."),
             ))
         })?;
-    if !fields.contains_key("QueueUrl") && is_queue_path(&req.path) {
+    if is_queue_path(&req.path) {
         // Java v1 and JS v2 send the queue URL as the path (§2.1, G-22).
-        fields.insert("QueueUrl".into(), req.path.clone());
+        fields.insert_absent("QueueUrl", &req.path);
     }
-    let ctx = context(req, fields.get("X-Amz-Credential").map(String::as_str));
+    let ctx = context(req, fields.get("X-Amz-Credential"));
     let command =
-        decode::decode(action, &QueryParams::new(fields, action.name())).map_err(reject)?;
+        decode::decode(action, &QueryParams::new(&fields, action.name())).map_err(reject)?;
     Ok(Decoded {
         protocol,
         action,
@@ -396,20 +358,6 @@ fn decode_query(req: &WireRequest, request_id: &str) -> Result<Decoded, WireResp
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn form_fields_decode_and_merge_with_the_body_winning() {
-        let f = form_fields(
-            Some("Action=A&QueueUrl=u1"),
-            b"QueueUrl=u%2F2&MessageBody=a+b%20c",
-        )
-        .expect("decodes");
-        assert_eq!(f.get("Action").map(String::as_str), Some("A"));
-        assert_eq!(f.get("QueueUrl").map(String::as_str), Some("u/2"));
-        assert_eq!(f.get("MessageBody").map(String::as_str), Some("a b c"));
-        let e = form_fields(None, b"MessageBody=%C3%A9").expect("UTF-8 decodes");
-        assert_eq!(e.get("MessageBody").map(String::as_str), Some("\u{e9}"));
-    }
 
     #[test]
     fn the_credential_scope_names_the_access_key_and_region() {
@@ -436,12 +384,5 @@ mod tests {
         assert_eq!(ctx.access_key.as_deref(), Some("AKID"));
         assert_eq!(ctx.region.as_deref(), Some("ap-south-1"));
         assert_eq!(context(&req, None).region, None);
-    }
-
-    #[test]
-    fn bytes_that_are_not_utf8_are_refused_not_replaced() {
-        let err = form_fields(None, b"Action=SendMessage&MessageBody=%FF%FE").unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidMessageContents);
-        assert!(form_fields(None, b"Action=SendMessage&MessageBody=\xff").is_err());
     }
 }

@@ -5,13 +5,14 @@
 //! the Query reader knows how those are flattened (`Attribute.N.Name`, §2.1). Imports
 //! `command` and `error`; never `engine`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde_json::{Map, Value};
 
+use super::form::Form;
+use super::json_tree::{self, Jv};
 use crate::command::{MessageAttributeValue, MessageAttributes, Pairs};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -45,65 +46,74 @@ fn serialization(msg: String) -> SqsError {
 // ---------------------------------------------------------------------------------------------
 // Query
 
-/// The Query (form-encoded) reader. Holds every field of the request, merged from the URL
-/// query string and the form body (body wins), and a prefix for nested structures.
+/// The Query (form-encoded) reader over the merged fields of one request ([`Form`]), with a
+/// prefix for nested structures (`SendMessageBatchRequestEntry.2.`).
 #[derive(Debug, Clone)]
-pub struct QueryParams {
-    fields: Arc<BTreeMap<String, String>>,
+pub struct QueryParams<'f, 'a> {
+    fields: &'f Form<'a>,
     prefix: String,
-    action: String,
+    action: &'f str,
 }
 
-impl QueryParams {
+/// A flattened name in two parts, the second often empty (`Attribute`,
+/// `SendMessageBatch` + `RequestEntry`), so that it is never built.
+type Flat<'n> = [&'n str; 2];
+
+impl<'f, 'a> QueryParams<'f, 'a> {
     /// A reader over the merged fields of one request.
     #[must_use]
-    pub fn new(fields: BTreeMap<String, String>, action: &str) -> Self {
+    pub fn new(fields: &'f Form<'a>, action: &'f str) -> Self {
         Self {
-            fields: Arc::new(fields),
+            fields,
             prefix: String::new(),
-            action: action.to_owned(),
+            action,
         }
     }
 
-    fn get(&self, key: &str) -> Option<&String> {
-        if self.prefix.is_empty() {
-            self.fields.get(key)
-        } else {
-            self.fields.get(&format!("{}{key}", self.prefix))
+    /// The field named by the concatenation of `parts`, under the prefix.
+    fn at(&self, parts: &[&str]) -> Option<&'f str> {
+        match parts {
+            [a] => self.fields.joined(&[&self.prefix, a]),
+            [a, b] => self.fields.joined(&[&self.prefix, a, b]),
+            [a, b, c] => self.fields.joined(&[&self.prefix, a, b, c]),
+            [a, b, c, d] => self.fields.joined(&[&self.prefix, a, b, c, d]),
+            _ => self
+                .fields
+                .joined(&[&[self.prefix.as_str()], parts].concat()),
         }
+    }
+
+    fn get(&self, key: &str) -> Option<&'f str> {
+        self.at(&[key])
     }
 
     /// Indices N (ascending) for which some key starts with `<prefix><name>.N`, with the
     /// remainder of each key after `N`.
-    fn indexed(&self, name: &str) -> BTreeMap<u32, Vec<(&str, &str)>> {
-        let head = format!("{}{name}.", self.prefix);
-        let mut out: BTreeMap<u32, Vec<(&str, &str)>> = BTreeMap::new();
-        for (k, v) in self.fields.range(head.clone()..) {
-            let Some(rest) = k.strip_prefix(&head) else {
-                break;
-            };
+    fn indexed(&self, name: Flat<'_>) -> BTreeMap<u32, Vec<(&'f str, &'f str)>> {
+        let mut out: BTreeMap<u32, Vec<(&'f str, &'f str)>> = BTreeMap::new();
+        for (rest, v) in self.fields.under(&[&self.prefix, name[0], name[1], "."]) {
             let (idx, tail) = rest.split_once('.').unwrap_or((rest, ""));
             if let Some(n) = list_index(idx) {
-                out.entry(n).or_default().push((tail, v.as_str()));
+                out.entry(n).or_default().push((tail, v));
             }
         }
         out
     }
 
     /// The flattened name of a list or map member (§2.1 table).
-    fn flat_name(&self, member: &str) -> String {
+    fn flat_name<'n>(&'n self, member: &'n str) -> Flat<'n> {
         match member {
-            "Attributes" => "Attribute".into(),
-            "tags" | "Tags" => "Tag".into(),
-            "AttributeNames" | "MessageSystemAttributeNames" => "AttributeName".into(),
-            "MessageAttributeNames" => "MessageAttributeName".into(),
-            "TagKeys" => "TagKey".into(),
-            "AWSAccountIds" => "AWSAccountId".into(),
-            "Actions" => "ActionName".into(),
-            "MessageAttributes" => "MessageAttribute".into(),
-            "MessageSystemAttributes" => "MessageSystemAttribute".into(),
-            "Entries" => format!("{}RequestEntry", self.action),
-            other => other.into(),
+            "Attributes" => ["Attribute", ""],
+            "tags" | "Tags" => ["Tag", ""],
+            "AttributeNames" | "MessageSystemAttributeNames" => ["AttributeName", ""],
+            "MessageAttributeNames" => ["MessageAttributeName", ""],
+            "TagKeys" => ["TagKey", ""],
+            "AWSAccountIds" => ["AWSAccountId", ""],
+            "Actions" => ["ActionName", ""],
+            "MessageAttributes" => ["MessageAttribute", ""],
+            "MessageSystemAttributes" => ["MessageSystemAttribute", ""],
+            "Entries" => [self.action, "RequestEntry"],
+            other => [other, ""],
         }
     }
 }
@@ -132,9 +142,9 @@ fn list_field(rows: &[(&str, &str)], prefix: &str) -> Vec<(u32, String)> {
     v
 }
 
-impl Params for QueryParams {
+impl Params for QueryParams<'_, '_> {
     fn string(&self, member: &str) -> SqsResult<Option<String>> {
-        Ok(self.get(member).cloned())
+        Ok(self.get(member).map(str::to_owned))
     }
 
     fn int(&self, member: &str) -> SqsResult<Option<i64>> {
@@ -150,26 +160,26 @@ impl Params for QueryParams {
     fn string_list(&self, member: &str) -> SqsResult<Vec<String>> {
         let name = self.flat_name(member);
         let mut out: Vec<String> = self
-            .indexed(&name)
+            .indexed(name)
             .into_values()
             .filter_map(|rows| field(&rows, "").map(str::to_owned))
             .collect();
         // Some hand-written clients omit the index (`AttributeName=All`).
-        if let Some(bare) = self.get(&name) {
-            out.push(bare.clone());
+        if let Some(bare) = self.at(&name) {
+            out.push(bare.to_owned());
         }
         Ok(out)
     }
 
     fn string_map(&self, member: &str) -> SqsResult<Pairs> {
         let name = self.flat_name(member);
-        let (key, value) = if name == "Tag" {
+        let (key, value) = if name == ["Tag", ""] {
             ("Key", "Value")
         } else {
             ("Name", "Value")
         };
         let mut out: Pairs = self
-            .indexed(&name)
+            .indexed(name)
             .into_values()
             .filter_map(|rows| {
                 let k = field(&rows, key)?;
@@ -177,12 +187,10 @@ impl Params for QueryParams {
             })
             .collect();
         // boto 2 sends one entry without an index (`Attribute.Name=…&Attribute.Value=…`).
-        if let Some(k) = self.get(&format!("{name}.{key}")) {
-            let v = self
-                .get(&format!("{name}.{value}"))
-                .map_or("", String::as_str);
+        if let Some(k) = self.at(&[name[0], name[1], ".", key]) {
+            let v = self.at(&[name[0], name[1], ".", value]).unwrap_or("");
             if !out.iter().any(|(existing, _)| existing == k) {
-                out.push((k.clone(), v.to_owned()));
+                out.push((k.to_owned(), v.to_owned()));
             }
         }
         Ok(out)
@@ -191,7 +199,7 @@ impl Params for QueryParams {
     fn message_attributes(&self, member: &str) -> SqsResult<MessageAttributes> {
         let name = self.flat_name(member);
         let mut out = MessageAttributes::new();
-        for rows in self.indexed(&name).into_values() {
+        for rows in self.indexed(name).into_values() {
             let Some(n) = field(&rows, "Name") else {
                 continue;
             };
@@ -222,7 +230,7 @@ impl Params for QueryParams {
 
     fn entries(&self, member: &str) -> SqsResult<Option<Vec<Box<dyn Params + '_>>>> {
         let name = self.flat_name(member);
-        let indexed = self.indexed(&name);
+        let indexed = self.indexed(name);
         if indexed.is_empty() {
             return Ok(None);
         }
@@ -231,9 +239,9 @@ impl Params for QueryParams {
                 .into_keys()
                 .map(|n| {
                     Box::new(QueryParams {
-                        fields: Arc::clone(&self.fields),
-                        prefix: format!("{}{name}.{n}.", self.prefix),
-                        action: self.action.clone(),
+                        fields: self.fields,
+                        prefix: format!("{}{}{}.{n}.", self.prefix, name[0], name[1]),
+                        action: self.action,
                     }) as Box<dyn Params>
                 })
                 .collect(),
@@ -244,71 +252,67 @@ impl Params for QueryParams {
 // ---------------------------------------------------------------------------------------------
 // JSON
 
-/// The JSON 1.0 reader over one request object (or one batch entry).
+/// The JSON 1.0 reader over one request object (or one batch entry), read as
+/// `serde_json::Value` would be: a member given twice has its last value, `null` is absent.
 #[derive(Debug, Clone, Copy)]
-pub struct JsonParams<'a> {
-    obj: &'a Map<String, Value>,
+pub struct JsonParams<'m, 'a> {
+    obj: &'m [(Cow<'a, str>, Jv<'a>)],
 }
 
-impl<'a> JsonParams<'a> {
-    /// A reader over a decoded JSON object.
+impl<'m, 'a> JsonParams<'m, 'a> {
+    /// A reader over a parsed JSON object's members.
     #[must_use]
-    pub fn new(obj: &'a Map<String, Value>) -> Self {
+    pub fn new(obj: &'m [(Cow<'a, str>, Jv<'a>)]) -> Self {
         Self { obj }
     }
 
     /// A member, with JSON `null` treated as absent (§2.2).
-    fn get(&self, member: &str) -> Option<&'a Value> {
-        self.obj.get(member).filter(|v| !v.is_null())
+    fn get(&self, member: &str) -> Option<&'m Jv<'a>> {
+        json_tree::member(self.obj, member).filter(|v| !v.is_null())
     }
 }
 
-fn expect_str<'v>(v: &'v Value, member: &str) -> SqsResult<&'v str> {
+fn expect_str<'v>(v: &'v Jv<'_>, member: &str) -> SqsResult<&'v str> {
     v.as_str()
         .ok_or_else(|| serialization(format!("Expected a string for {member}.")))
 }
 
-fn json_attr_value(name: &str, v: &Value) -> SqsResult<MessageAttributeValue> {
+fn json_attr_value(name: &str, v: &Jv<'_>) -> SqsResult<MessageAttributeValue> {
     let o = v
         .as_object()
         .ok_or_else(|| serialization(format!("Expected an object for attribute {name}.")))?;
+    let get = |k: &str| json_tree::member(o, k);
     let s = |k: &str| -> SqsResult<Option<String>> {
-        o.get(k)
+        get(k)
             .filter(|v| !v.is_null())
             .map(|v| expect_str(v, k).map(str::to_owned))
             .transpose()
     };
-    let b64 = |v: &Value| -> SqsResult<Vec<u8>> {
+    let b64 = |v: &Jv<'_>| -> SqsResult<Vec<u8>> {
         STANDARD
             .decode(expect_str(v, "BinaryValue")?)
             .map_err(|_| bad_base64(name))
     };
-    let list = |k: &str| -> Vec<&Value> {
-        o.get(k)
-            .and_then(Value::as_array)
-            .map(|a| a.iter().collect())
-            .unwrap_or_default()
-    };
+    let list = |k: &str| -> &[Jv<'_>] { get(k).and_then(Jv::as_array).unwrap_or_default() };
     Ok(MessageAttributeValue {
         data_type: s("DataType")?.unwrap_or_default(),
         string_value: s("StringValue")?,
-        binary_value: o
-            .get("BinaryValue")
+        binary_value: get("BinaryValue")
             .filter(|v| !v.is_null())
             .map(b64)
             .transpose()?,
         string_list_values: list("StringListValues")
-            .into_iter()
+            .iter()
             .map(|v| expect_str(v, "StringListValues").map(str::to_owned))
             .collect::<SqsResult<_>>()?,
         binary_list_values: list("BinaryListValues")
-            .into_iter()
+            .iter()
             .map(b64)
             .collect::<SqsResult<_>>()?,
     })
 }
 
-impl Params for JsonParams<'_> {
+impl Params for JsonParams<'_, '_> {
     fn string(&self, member: &str) -> SqsResult<Option<String>> {
         self.get(member)
             .map(|v| expect_str(v, member).map(str::to_owned))
@@ -327,7 +331,7 @@ impl Params for JsonParams<'_> {
     fn string_list(&self, member: &str) -> SqsResult<Vec<String>> {
         match self.get(member) {
             None => Ok(Vec::new()),
-            Some(Value::Array(a)) => a
+            Some(Jv::Arr(a)) => a
                 .iter()
                 .map(|v| expect_str(v, member).map(str::to_owned))
                 .collect(),
@@ -338,9 +342,9 @@ impl Params for JsonParams<'_> {
     fn string_map(&self, member: &str) -> SqsResult<Pairs> {
         match self.get(member) {
             None => Ok(Vec::new()),
-            Some(Value::Object(o)) => o
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), expect_str(v, k)?.to_owned())))
+            Some(Jv::Obj(o)) => json_tree::unique(o)
+                .into_iter()
+                .map(|(k, v)| Ok((k.to_owned(), expect_str(v, k)?.to_owned())))
                 .collect(),
             Some(_) => Err(serialization(format!("Expected a map for {member}."))),
         }
@@ -349,9 +353,9 @@ impl Params for JsonParams<'_> {
     fn message_attributes(&self, member: &str) -> SqsResult<MessageAttributes> {
         match self.get(member) {
             None => Ok(MessageAttributes::new()),
-            Some(Value::Object(o)) => o
-                .iter()
-                .map(|(k, v)| Ok((k.clone(), json_attr_value(k, v)?)))
+            Some(Jv::Obj(o)) => json_tree::unique(o)
+                .into_iter()
+                .map(|(k, v)| Ok((k.to_owned(), json_attr_value(k, v)?)))
                 .collect(),
             Some(_) => Err(serialization(format!("Expected a map for {member}."))),
         }
@@ -360,7 +364,7 @@ impl Params for JsonParams<'_> {
     fn entries(&self, member: &str) -> SqsResult<Option<Vec<Box<dyn Params + '_>>>> {
         match self.get(member) {
             None => Ok(None),
-            Some(Value::Array(a)) => a
+            Some(Jv::Arr(a)) => a
                 .iter()
                 .map(|v| {
                     v.as_object()
@@ -380,14 +384,13 @@ mod tests {
 
     #[test]
     fn an_unindexed_map_entry_is_read() {
-        let fields = [
+        let fields: Form<'_> = [
             ("Attribute.Name", "VisibilityTimeout"),
             ("Attribute.Value", "7"),
         ]
         .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        let p = QueryParams::new(fields, "SetQueueAttributes");
+        let p = QueryParams::new(&fields, "SetQueueAttributes");
         assert_eq!(
             p.string_map("Attributes").expect("decodes"),
             vec![("VisibilityTimeout".to_owned(), "7".to_owned())]
@@ -402,49 +405,40 @@ mod tests {
         assert_eq!(list_index("01"), None);
         assert_eq!(list_index(""), None);
         assert_eq!(list_index("1a"), None);
-        let fields = [
+        let fields: Form<'_> = [
             ("Action", "CreateQueue"),
             ("Attribute.1.Name", "DelaySeconds"),
             ("Attribute.1.Value", "1"),
             ("Attribute.+1.Name", "VisibilityTimeout"),
         ]
         .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        let p = QueryParams::new(fields, "CreateQueue");
+        let p = QueryParams::new(&fields, "CreateQueue");
         let attrs = p.string_map("Attributes").expect("decodes");
         assert_eq!(attrs.len(), 1, "{attrs:?}");
         assert_eq!(attrs, vec![("DelaySeconds".to_owned(), "1".to_owned())]);
     }
 
-    fn q(pairs: &[(&str, &str)], action: &str) -> QueryParams {
-        QueryParams::new(
-            pairs
-                .iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect(),
-            action,
-        )
+    fn form<'a>(pairs: &[(&'a str, &'a str)]) -> Form<'a> {
+        pairs.iter().copied().collect()
     }
 
     #[test]
     fn query_maps_lists_and_numbers() {
-        let p = q(
-            &[
-                ("Attribute.2.Name", "DelaySeconds"),
-                ("Attribute.2.Value", "5"),
-                ("Attribute.1.Name", "VisibilityTimeout"),
-                ("Attribute.1.Value", "60"),
-                ("Attribute.10.Name", "MaximumMessageSize"),
-                ("Attribute.10.Value", "2048"),
-                ("AttributeName.1", "All"),
-                ("AttributeName.2", "QueueArn"),
-                ("MaxNumberOfMessages", "10"),
-                ("Tag.1.Key", "team"),
-                ("Tag.1.Value", ""),
-            ],
-            "CreateQueue",
-        );
+        let f = form(&[
+            ("Attribute.2.Name", "DelaySeconds"),
+            ("Attribute.2.Value", "5"),
+            ("Attribute.1.Name", "VisibilityTimeout"),
+            ("Attribute.1.Value", "60"),
+            ("Attribute.10.Name", "MaximumMessageSize"),
+            ("Attribute.10.Value", "2048"),
+            ("AttributeName.1", "All"),
+            ("AttributeName.2", "QueueArn"),
+            ("MaxNumberOfMessages", "10"),
+            ("Tag.1.Key", "team"),
+            ("Tag.1.Value", ""),
+        ]);
+        let p = QueryParams::new(&f, "CreateQueue");
         assert_eq!(
             p.string_map("Attributes").unwrap(),
             vec![
@@ -466,8 +460,9 @@ mod tests {
             p.string_map("tags").unwrap(),
             vec![("team".to_owned(), String::new())]
         );
+        let bad = form(&[("MaxNumberOfMessages", "x")]);
         assert!(
-            q(&[("MaxNumberOfMessages", "x")], "ReceiveMessage")
+            QueryParams::new(&bad, "ReceiveMessage")
                 .int("MaxNumberOfMessages")
                 .is_err()
         );
@@ -475,38 +470,36 @@ mod tests {
 
     #[test]
     fn query_message_attributes_and_entries() {
-        let p = q(
-            &[
-                ("SendMessageBatchRequestEntry.1.Id", "a"),
-                ("SendMessageBatchRequestEntry.1.MessageBody", "x"),
-                (
-                    "SendMessageBatchRequestEntry.1.MessageAttribute.1.Name",
-                    "n",
-                ),
-                (
-                    "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.DataType",
-                    "Number.int",
-                ),
-                (
-                    "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue",
-                    "42",
-                ),
-                ("SendMessageBatchRequestEntry.2.Id", "b"),
-                (
-                    "SendMessageBatchRequestEntry.2.MessageAttribute.1.Name",
-                    "bin",
-                ),
-                (
-                    "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.DataType",
-                    "Binary",
-                ),
-                (
-                    "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.BinaryValue",
-                    "AAEC",
-                ),
-            ],
-            "SendMessageBatch",
-        );
+        let f = form(&[
+            ("SendMessageBatchRequestEntry.1.Id", "a"),
+            ("SendMessageBatchRequestEntry.1.MessageBody", "x"),
+            (
+                "SendMessageBatchRequestEntry.1.MessageAttribute.1.Name",
+                "n",
+            ),
+            (
+                "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.DataType",
+                "Number.int",
+            ),
+            (
+                "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue",
+                "42",
+            ),
+            ("SendMessageBatchRequestEntry.2.Id", "b"),
+            (
+                "SendMessageBatchRequestEntry.2.MessageAttribute.1.Name",
+                "bin",
+            ),
+            (
+                "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.DataType",
+                "Binary",
+            ),
+            (
+                "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.BinaryValue",
+                "AAEC",
+            ),
+        ]);
+        let p = QueryParams::new(&f, "SendMessageBatch");
         let entries = p.entries("Entries").unwrap().unwrap();
         assert_eq!(entries.len(), 2);
         assert_eq!(entries[0].string("Id").unwrap().as_deref(), Some("a"));
@@ -517,8 +510,9 @@ mod tests {
             b["bin"],
             MessageAttributeValue::binary("Binary", &[0, 1, 2])
         );
+        let none = form(&[]);
         assert!(
-            q(&[], "SendMessageBatch")
+            QueryParams::new(&none, "SendMessageBatch")
                 .entries("Entries")
                 .unwrap()
                 .is_none()
@@ -527,8 +521,8 @@ mod tests {
 
     #[test]
     fn json_members() {
-        let v: Value = serde_json::from_str(
-            r#"{"QueueUrl":"u","MaxNumberOfMessages":3,"AttributeNames":["All"],
+        let v = Jv::parse(
+            br#"{"QueueUrl":"u","MaxNumberOfMessages":3,"AttributeNames":["All"],
                 "Attributes":{"DelaySeconds":"1"},"ReceiptHandle":null,
                 "MessageAttributes":{"b":{"DataType":"Binary","BinaryValue":"AAEC"}}}"#,
         )

@@ -22,17 +22,37 @@ pub fn is_xml_char(c: char) -> bool {
 /// echoed from a client's input in an error message) is written as U+FFFD instead, so the
 /// writer can never produce a document that a client's parser rejects.
 pub fn escape_into(buf: &mut String, s: &str) {
-    for c in s.chars() {
-        match c {
-            '&' => buf.push_str("&amp;"),
-            '<' => buf.push_str("&lt;"),
-            '>' => buf.push_str("&gt;"),
-            '"' => buf.push_str("&quot;"),
-            '\r' => buf.push_str("&#xD;"),
-            c if !is_xml_char(c) => buf.push('\u{FFFD}'),
-            c => buf.push(c),
-        }
+    // Runs of characters that need nothing are copied whole; only the bytes that start an
+    // escape or a character XML cannot carry are looked at one by one.
+    let bytes = s.as_bytes();
+    let (mut start, mut i) = (0, 0);
+    while let Some(&b) = bytes.get(i) {
+        let (replacement, len) = match b {
+            b'&' => ("&amp;", 1),
+            b'<' => ("&lt;", 1),
+            b'>' => ("&gt;", 1),
+            b'"' => ("&quot;", 1),
+            b'\r' => ("&#xD;", 1),
+            b'\t' | b'\n' => {
+                i += 1;
+                continue;
+            }
+            0x00..=0x1F => ("\u{FFFD}", 1),
+            // U+FFFE and U+FFFF, the only characters above U+001F that XML excludes and a
+            // `str` can hold.
+            0xEF if matches!(bytes.get(i + 1..i + 3), Some([0xBF, 0xBE | 0xBF])) => ("\u{FFFD}", 3),
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        // `i` is at an ASCII byte or a UTF-8 lead byte: a character boundary.
+        buf.push_str(&s[start..i]);
+        buf.push_str(replacement);
+        i += len;
+        start = i;
     }
+    buf.push_str(&s[start..]);
 }
 
 /// Writes result members as XML elements.
@@ -72,7 +92,10 @@ impl Out for XmlOut {
     }
 
     fn int(&mut self, name: &str, v: i64) {
-        self.element(name, &v.to_string());
+        use std::fmt::Write as _;
+        self.open(name);
+        let _ = write!(self.buf, "{v}");
+        self.close(name);
     }
 
     fn boolean(&mut self, name: &str, v: bool) {
@@ -132,39 +155,81 @@ impl Out for XmlOut {
     }
 }
 
+/// A response document written in one pass: the `<Action>Response` envelope is opened, the
+/// result members are written into it through [`Out`] (via [`Response::out`]), and
+/// [`Response::finish`] closes it, so the result is never built apart and copied in.
+#[derive(Debug)]
+pub struct Response<'n> {
+    out: XmlOut,
+    action: &'n str,
+    /// Where the result's members start, when the action has a result element.
+    result_at: Option<usize>,
+}
+
+impl<'n> Response<'n> {
+    /// Opens the envelope of `action`'s response, and its result element when `with_result`.
+    #[must_use]
+    pub fn new(action: &'n str, with_result: bool) -> Self {
+        let mut buf = String::with_capacity(512);
+        buf.push_str("<?xml version=\"1.0\"?><");
+        buf.push_str(action);
+        buf.push_str("Response xmlns=\"");
+        buf.push_str(XMLNS);
+        buf.push_str("\">");
+        let result_at = with_result.then(|| {
+            buf.push('<');
+            buf.push_str(action);
+            buf.push_str("Result>");
+            buf.len()
+        });
+        Self {
+            out: XmlOut { buf },
+            action,
+            result_at,
+        }
+    }
+
+    /// The writer of the result's members.
+    pub fn out(&mut self) -> &mut XmlOut {
+        &mut self.out
+    }
+
+    /// Closes the result (self-closing when nothing was written in it, G-16) and the envelope.
+    #[must_use]
+    pub fn finish(self, request_id: &str) -> String {
+        let Self {
+            out: XmlOut { mut buf },
+            action,
+            result_at,
+        } = self;
+        match result_at {
+            None => {}
+            Some(at) if at == buf.len() => {
+                buf.truncate(at - "Result>".len());
+                buf.push_str("Result/>");
+            }
+            Some(_) => {
+                buf.push_str("</");
+                buf.push_str(action);
+                buf.push_str("Result>");
+            }
+        }
+        buf.push_str("<ResponseMetadata><RequestId>");
+        escape_into(&mut buf, request_id);
+        buf.push_str("</RequestId></ResponseMetadata></");
+        buf.push_str(action);
+        buf.push_str("Response>");
+        buf
+    }
+}
+
 /// Wraps result XML in the `<Action>Response` envelope. `result` is `None` for actions without
 /// output; an empty result is written self-closing (`<ReceiveMessageResult/>`, G-16).
 #[must_use]
 pub fn envelope(action: &str, result: Option<&str>, request_id: &str) -> String {
-    let mut s = String::with_capacity(256 + result.map_or(0, str::len));
-    s.push_str("<?xml version=\"1.0\"?><");
-    s.push_str(action);
-    s.push_str("Response xmlns=\"");
-    s.push_str(XMLNS);
-    s.push_str("\">");
-    match result {
-        None => {}
-        Some("") => {
-            s.push('<');
-            s.push_str(action);
-            s.push_str("Result/>");
-        }
-        Some(r) => {
-            s.push('<');
-            s.push_str(action);
-            s.push_str("Result>");
-            s.push_str(r);
-            s.push_str("</");
-            s.push_str(action);
-            s.push_str("Result>");
-        }
-    }
-    s.push_str("<ResponseMetadata><RequestId>");
-    escape_into(&mut s, request_id);
-    s.push_str("</RequestId></ResponseMetadata></");
-    s.push_str(action);
-    s.push_str("Response>");
-    s
+    let mut r = Response::new(action, result.is_some());
+    r.out().buf.push_str(result.unwrap_or_default());
+    r.finish(request_id)
 }
 
 /// The `ErrorResponse` body (§5.1).
@@ -203,6 +268,18 @@ mod tests {
         // boto3 #2338 reports content-length 215 for this response.
         assert_eq!(s.len(), 215);
         assert!(envelope("ReceiveMessage", Some(""), "r").contains("<ReceiveMessageResult/>"));
+        let mut r = Response::new("ListQueues", true);
+        r.out()
+            .string_list("QueueUrls", "QueueUrl", &["u&".to_owned()]);
+        r.out().int("N", -3);
+        assert_eq!(
+            r.finish("r<"),
+            format!(
+                "<?xml version=\"1.0\"?><ListQueuesResponse xmlns=\"{XMLNS}\"><ListQueuesResult>\
+                 <QueueUrl>u&amp;</QueueUrl><N>-3</N></ListQueuesResult><ResponseMetadata>\
+                 <RequestId>r&lt;</RequestId></ResponseMetadata></ListQueuesResponse>"
+            )
+        );
     }
 
     #[test]
@@ -220,6 +297,44 @@ mod tests {
             }
         }
         assert!(!body.contains('\u{0}'));
+    }
+
+    #[test]
+    fn escaping_is_the_character_rule_applied_to_every_character() {
+        fn by_char(s: &str) -> String {
+            s.chars()
+                .map(|c| match c {
+                    '&' => "&amp;".to_owned(),
+                    '<' => "&lt;".to_owned(),
+                    '>' => "&gt;".to_owned(),
+                    '"' => "&quot;".to_owned(),
+                    '\r' => "&#xD;".to_owned(),
+                    c if !is_xml_char(c) => '\u{FFFD}'.to_string(),
+                    c => c.to_string(),
+                })
+                .collect()
+        }
+        let mut all: String = (0u32..0x300).filter_map(char::from_u32).collect();
+        all.extend([
+            '\u{D7FF}',
+            '\u{E000}',
+            '\u{FFFD}',
+            '\u{FFFE}',
+            '\u{FFFF}',
+            '\u{10000}',
+        ]);
+        all.extend(['\u{EFBF}', '\u{FBFF}', '\u{1F600}', '\u{10FFFF}']);
+        for s in [
+            all.as_str(),
+            "",
+            "plain",
+            "\u{FFFE}x\u{FFFF}",
+            "a\u{EF}\u{BF}b",
+        ] {
+            let mut buf = String::from("<");
+            escape_into(&mut buf, s);
+            assert_eq!(buf, format!("<{}", by_char(s)), "{s:?}");
+        }
     }
 
     #[test]

@@ -6,8 +6,10 @@
 
 use localsqs::command::Action;
 use localsqs::wire::Protocol;
+use localsqs::wire::json_tree::{self, Jv};
 use proptest::prelude::*;
 use proptest::sample::select;
+use serde_json::Value;
 
 use super::config;
 use super::pipeline::Pipeline;
@@ -326,6 +328,56 @@ fn document(action: Option<Action>) -> BoxedStrategy<J> {
     .boxed()
 }
 
+/// `body` with `damage` done to it.
+fn damaged(mut body: Vec<u8>, damage: &Damage) -> Vec<u8> {
+    match *damage {
+        Damage::None => {}
+        Damage::Truncate(i) => body.truncate(i % (body.len() + 1)),
+        Damage::Byte(i, b) => {
+            if !body.is_empty() {
+                let n = body.len();
+                body[i % n] = b;
+            }
+        }
+        Damage::Whitespace => body = b" \t\r\n".to_vec(),
+    }
+    body
+}
+
+/// What `Value::as_i64` cannot read, as the comparison below writes it.
+const NOT_I64: &str = "<a number that is not an i64>";
+
+/// A `Value` as the request decoders see it: numbers reduced to what `as_i64` gives.
+fn seen_in_value(v: &Value) -> Value {
+    match v {
+        Value::Number(n) => n.as_i64().map_or_else(|| Value::from(NOT_I64), Value::from),
+        Value::Array(a) => a.iter().map(seen_in_value).collect(),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), seen_in_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The borrowed tree in the same terms, duplicate keys resolved as its readers resolve them.
+fn seen_in_tree(v: &Jv<'_>) -> Value {
+    match v {
+        Jv::Null => Value::Null,
+        Jv::Bool(b) => Value::Bool(*b),
+        Jv::Num(n) => n.map_or_else(|| Value::from(NOT_I64), Value::from),
+        Jv::Str(s) => Value::from(s.as_ref()),
+        Jv::Arr(a) => a.iter().map(seen_in_tree).collect(),
+        Jv::Obj(m) => Value::Object(
+            json_tree::unique(m)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), seen_in_tree(v)))
+                .collect(),
+        ),
+    }
+}
+
 /// How the written text is damaged, if at all.
 #[derive(Debug, Clone)]
 enum Damage {
@@ -359,19 +411,26 @@ proptest! {
         let pipeline = Pipeline::new();
         let mut text = String::new();
         write(&doc, &|s| pipeline.fill(s), &mut text);
-        let mut body = text.into_bytes();
-        match damage {
-            Damage::None => {}
-            Damage::Truncate(i) => body.truncate(i % (body.len() + 1)),
-            Damage::Byte(i, b) => {
-                if !body.is_empty() {
-                    let n = body.len();
-                    body[i % n] = b;
-                }
-            }
-            Damage::Whitespace => body = b" \t\r\n".to_vec(),
-        }
+        let body = damaged(text.into_bytes(), &damage);
         let req = request(Protocol::Json, &env, target, None, body);
         pipeline.run(&req);
+    }
+
+    /// The decoders read bodies through a borrowed tree (`wire::json_tree`) rather than
+    /// `serde_json::Value`; both must accept and refuse the same texts and hold the same
+    /// members, or error fidelity would drift.
+    #[test]
+    fn the_borrowed_tree_reads_what_value_reads(
+        doc in action_name().prop_flat_map(|a| document(Action::from_name(&a))),
+        damage in damage(),
+    ) {
+        let mut text = String::new();
+        write(&doc, &str::to_owned, &mut text);
+        let body = damaged(text.into_bytes(), &damage);
+        match (serde_json::from_slice::<Value>(&body), Jv::parse(&body)) {
+            (Ok(want), Ok(got)) => prop_assert_eq!(seen_in_tree(&got), seen_in_value(&want)),
+            (Err(_), Err(_)) => {}
+            (want, got) => prop_assert!(false, "Value {:?}, tree {:?}", want, got),
+        }
     }
 }
