@@ -30,6 +30,7 @@ mod receipt;
 mod record;
 mod redrive;
 mod registry;
+mod scan;
 pub mod scope;
 pub mod store;
 mod task;

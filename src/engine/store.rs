@@ -160,7 +160,7 @@ pub(super) fn redb_err(e: impl std::fmt::Display) -> StoreError {
 }
 
 /// Decodes a stored record.
-fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
+pub(super) fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
     record::decode(b).map_err(StoreError::Decode)
 }
 
@@ -524,39 +524,7 @@ pub(crate) fn load(
         sink(Row::Purge(id, below))?;
     }
     out.purges.clone_from(&purges);
-    let gone = |q: u64, s: u64| purges.iter().any(|&(id, below)| id == q && s < below);
-    let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
-    let states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
-    // Both tables share their keys, so walk them side by side instead of one lookup per row.
-    let mut state_rows = states.iter().map_err(redb_err)?.peekable();
-    for row in messages.iter().map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        let key = k.value();
-        let mut state = None;
-        while let Some(next) = state_rows.peek() {
-            let (sk, sv) = match next {
-                Ok(pair) => pair,
-                Err(e) => return Err(redb_err(e)),
-            };
-            let skey = sk.value();
-            if skey < key {
-                state_rows.next();
-                continue;
-            }
-            if skey == key {
-                state = Some(decode(sv.value())?);
-                state_rows.next();
-            }
-            break;
-        }
-        if gone(key.0, key.1) {
-            continue;
-        }
-        let fields = record::decode_index_fields(v.value()).map_err(StoreError::Decode)?;
-        // A message that was never received has no state row: it is due at send + delay.
-        let state = state.unwrap_or_else(|| fields.initial_state());
-        sink(Row::Message(key.0, key.1, fields, state))?;
-    }
+    super::scan::messages(db, &purges, sink)?;
     let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
     for row in tombstones.iter().map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
