@@ -14,27 +14,33 @@
 
 mod groups;
 mod seqmap;
+mod seqset;
 mod window;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
+use super::packed::PackedRecord;
 use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
 use seqmap::SeqMap;
+use seqset::SeqSet;
 use window::Window;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Phase {
     /// Receivable now.
-    Ready,
+    Ready = 0,
     /// Not yet visible because of a delay.
-    Delayed,
+    Delayed = 1,
     /// Received and not yet visible again.
-    InFlight,
+    InFlight = 2,
 }
+
+/// Bits of [`Msg::sent_phase`] that hold the phase; the send time sits above them.
+const PHASE_BITS: u32 = 2;
 
 /// What the index keeps of a message besides its state: enough to schedule it (send time for
 /// retention and delays, group for FIFO order) and to check receipt handles (the fingerprint
@@ -71,24 +77,25 @@ struct Received {
 }
 
 /// One message as the index keeps it: its scheduling fields, its state and phase, and its
-/// record while that is in memory (`hot`). A durable engine drops the record once its put is
-/// committed and the body cache no longer holds it (`cache.rs`); it is then read back from the
-/// store when needed. A memory-mode engine keeps every record.
+/// record while that is in memory (`hot`), packed (`packed.rs`). A durable engine drops the
+/// record once its put is committed and the body cache no longer holds it (`cache.rs`); it is
+/// then read back from the store when needed. A memory-mode engine keeps every record.
 #[derive(Debug)]
 pub(super) struct Msg {
-    rec: Option<Arc<MessageRecord>>,
+    rec: Option<PackedRecord>,
     received: Option<Box<Received>>,
     /// FIFO only: the group, shared with the group index.
     group: Option<Arc<String>>,
-    sent_ms: u64,
+    /// Epoch ms of the send, shifted left by [`PHASE_BITS`], and the [`Phase`] below it: one
+    /// word for both keeps the entry at 56 bytes with a fat record pointer.
+    sent_phase: u64,
     visible_at_ms: u64,
     fp: u64,
-    phase: Phase,
 }
 
 impl Msg {
     /// What was sent, while it is in memory.
-    pub fn record(&self) -> Option<&Arc<MessageRecord>> {
+    pub fn record(&self) -> Option<&PackedRecord> {
         self.rec.as_ref()
     }
 
@@ -133,7 +140,7 @@ impl Msg {
 
     /// Epoch ms of the send.
     pub fn sent_ms(&self) -> u64 {
-        self.sent_ms
+        self.sent_phase >> PHASE_BITS
     }
 
     /// `receipt::fingerprint` of the message id.
@@ -143,7 +150,15 @@ impl Msg {
 
     /// Current phase.
     pub fn phase(&self) -> Phase {
-        self.phase
+        match self.sent_phase & ((1 << PHASE_BITS) - 1) {
+            0 => Phase::Ready,
+            1 => Phase::Delayed,
+            _ => Phase::InFlight,
+        }
+    }
+
+    fn set_phase(&mut self, phase: Phase) {
+        self.sent_phase = (self.sent_phase & !((1 << PHASE_BITS) - 1)) | phase as u64;
     }
 
     fn group(&self) -> Option<&str> {
@@ -160,8 +175,8 @@ pub(super) struct MessageIndex {
     next_seq: u64,
     /// Messages by sequence number (densely packed: a backlog holds millions).
     msgs: SeqMap<Msg>,
-    /// Ready messages, oldest first.
-    ready: SeqMap<()>,
+    /// Ready messages, oldest first (a bit per sequence number, `index/seqset.rs`).
+    ready: SeqSet,
     /// (visible at ms, seq) of delayed and in-flight messages.
     pending: BTreeSet<(u64, u64)>,
     /// Count of in-flight messages.
@@ -194,7 +209,7 @@ impl MessageIndex {
             fifo,
             next_seq: 1,
             msgs: SeqMap::default(),
-            ready: SeqMap::default(),
+            ready: SeqSet::default(),
             pending: BTreeSet::new(),
             inflight: 0,
             delayed: 0,
@@ -272,7 +287,7 @@ impl MessageIndex {
 
     /// Sequence numbers of ready messages, oldest first.
     pub fn ready_seqs(&self) -> impl Iterator<Item = u64> + '_ {
-        self.ready.iter().map(|(s, ())| s)
+        self.ready.iter()
     }
 
     /// When the next pending message becomes visible, if any.
@@ -287,9 +302,17 @@ impl MessageIndex {
         }
     }
 
-    /// Adds a message with its record in memory, placing it by its visibility time.
-    pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
-        self.insert_entry(seq, Head::of(&rec), Some(Arc::clone(&rec)), state, now);
+    /// Adds a message with its record in memory (`packed`: `rec` packed), placing it by its
+    /// visibility time.
+    pub fn insert(
+        &mut self,
+        seq: u64,
+        rec: &MessageRecord,
+        packed: PackedRecord,
+        state: StateRecord,
+        now: u64,
+    ) {
+        self.insert_entry(seq, Head::of(rec), Some(packed), state, now);
     }
 
     /// Adds a message (new or loaded; `rec` is `None` for one whose record stays on disk),
@@ -299,7 +322,7 @@ impl MessageIndex {
         &mut self,
         seq: u64,
         head: Head<'_>,
-        rec: Option<Arc<MessageRecord>>,
+        rec: Option<PackedRecord>,
         state: StateRecord,
         now: u64,
     ) {
@@ -312,7 +335,9 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
-        let sent_ms = head.sent_ms;
+        // The send time must leave room for the phase bits (epoch ms do, for 146 million
+        // years).
+        let sent_ms = head.sent_ms.min(u64::MAX >> PHASE_BITS);
         if sent_ms < self.last_sent_ms {
             self.late.insert((sent_ms, seq));
         }
@@ -329,10 +354,9 @@ impl MessageIndex {
             rec,
             received: None,
             group,
-            sent_ms,
+            sent_phase: (sent_ms << PHASE_BITS) | phase as u64,
             visible_at_ms: 0,
             fp: head.fp,
-            phase,
         };
         m.set_state(state);
         self.msgs.insert(seq, m);
@@ -357,11 +381,11 @@ impl MessageIndex {
         let Some(m) = self.msgs.get_mut(seq) else {
             return;
         };
-        m.phase = phase;
+        m.set_phase(phase);
         let at = m.visible_at_ms;
         match phase {
             Phase::Ready => {
-                self.ready.insert(seq, ());
+                self.ready.insert(seq);
                 if !self.fifo {
                     self.events += 1;
                 }
@@ -410,7 +434,7 @@ impl MessageIndex {
             return;
         };
         let at = m.visible_at_ms;
-        match m.phase {
+        match m.phase() {
             Phase::Ready => {
                 self.ready.remove(seq);
             }
@@ -430,7 +454,7 @@ impl MessageIndex {
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(seq)?;
-        self.late.remove(&(m.sent_ms, seq));
+        self.late.remove(&(m.sent_ms(), seq));
         if self.fifo {
             self.window.removed(seq, &self.msgs);
         }
@@ -489,7 +513,7 @@ impl MessageIndex {
         let waiting: Vec<u64> = self
             .msgs
             .iter()
-            .filter(|(_, m)| m.receive_count() == 0 && m.phase != Phase::InFlight)
+            .filter(|(_, m)| m.receive_count() == 0 && m.phase() != Phase::InFlight)
             .map(|(s, _)| s)
             .collect();
         for seq in waiting {
@@ -497,7 +521,7 @@ impl MessageIndex {
             let Some(m) = self.msgs.get_mut(seq) else {
                 continue;
             };
-            m.visible_at_ms = m.sent_ms + delay_ms;
+            m.visible_at_ms = m.sent_ms() + delay_ms;
             let phase = if m.visible_at_ms <= now {
                 Phase::Ready
             } else {
@@ -529,7 +553,7 @@ impl MessageIndex {
             if self
                 .msgs
                 .get(seq)
-                .is_some_and(|m| m.phase != Phase::Ready && m.visible_at_ms <= now)
+                .is_some_and(|m| m.phase() != Phase::Ready && m.visible_at_ms <= now)
             {
                 self.detach(seq);
                 self.attach(seq, Phase::Ready);
@@ -542,7 +566,7 @@ impl MessageIndex {
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut out: Vec<u64> = Vec::with_capacity(max);
-        for (i, (seq, ())) in self.ready.iter().enumerate() {
+        for (i, seq) in self.ready.iter().enumerate() {
             if out.len() < max {
                 out.push(seq);
             } else if let Some(j) = Some(rng.usize(..=i)).filter(|&j| j < max) {
@@ -558,7 +582,7 @@ impl MessageIndex {
     /// visible messages starting at its head, within the scan window (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
-            return self.ready.iter().take(max).map(|(s, ())| s).collect();
+            return self.ready.iter().take(max).collect();
         }
         self.groups
             .pick(max, |s| visible(&self.msgs, s), |s| self.window.contains(s))
@@ -567,7 +591,7 @@ impl MessageIndex {
 
 /// Whether message `seq` is visible now.
 fn visible(msgs: &SeqMap<Msg>, seq: u64) -> bool {
-    msgs.get(seq).is_some_and(|m| m.phase == Phase::Ready)
+    msgs.get(seq).is_some_and(|m| m.phase() == Phase::Ready)
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ use tokio::sync::oneshot;
 
 use super::disk::DiskFaults;
 use super::metrics::EngineMetrics;
+use super::packed::PackedRecord;
 use super::record::{
     self, DedupRecord, IndexFields, MessageRecord, QueueRecord, StateRecord, TaskRecord,
 };
@@ -73,8 +74,8 @@ pub(crate) enum Op {
     DeleteQueue(u64),
     /// Remove all messages of a queue, keeping the queue.
     ClearQueue(u64),
-    /// Insert a message record (shared with the in-memory index, so nothing is copied).
-    PutMessage(u64, u64, Arc<MessageRecord>),
+    /// Insert a message record, packed as the table stores it (a copy of the index's).
+    PutMessage(u64, u64, PackedRecord),
     /// Insert or replace a message state.
     PutState(u64, u64, StateRecord),
     /// Remove a message.
