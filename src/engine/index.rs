@@ -13,17 +13,18 @@
 //! (`queue_state.rs`).
 
 mod groups;
+mod msg;
 mod seqmap;
 mod seqset;
 mod window;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
 use super::packed::PackedRecord;
 use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
+pub(super) use msg::Msg;
 use seqmap::SeqMap;
 use seqset::SeqSet;
 use window::Window;
@@ -38,9 +39,6 @@ pub(super) enum Phase {
     /// Received and not yet visible again.
     InFlight = 2,
 }
-
-/// Bits of [`Msg::sent_phase`] that hold the phase; the send time sits above them.
-const PHASE_BITS: u32 = 2;
 
 /// What the index keeps of a message besides its state: enough to schedule it (send time for
 /// retention and delays, group for FIFO order) and to check receipt handles (the fingerprint
@@ -63,106 +61,6 @@ impl<'a> Head<'a> {
             fp: fingerprint(rec.id.as_bytes()),
             group: rec.extra().group_id.as_deref(),
         }
-    }
-}
-
-/// Receive counters, boxed apart: most of a backlog was never received, and this keeps their
-/// entries small.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Received {
-    first_ms: Option<u64>,
-    last_ms: Option<u64>,
-    nonce: u64,
-    count: u32,
-}
-
-/// One message as the index keeps it: its scheduling fields, its state and phase, and its
-/// record while that is in memory (`hot`), packed (`packed.rs`). A durable engine drops the
-/// record once its put is committed and the body cache no longer holds it (`cache.rs`); it is
-/// then read back from the store when needed. A memory-mode engine keeps every record.
-#[derive(Debug)]
-pub(super) struct Msg {
-    rec: Option<PackedRecord>,
-    received: Option<Box<Received>>,
-    /// FIFO only: the group, shared with the group index.
-    group: Option<Arc<String>>,
-    /// Epoch ms of the send, shifted left by [`PHASE_BITS`], and the [`Phase`] below it: one
-    /// word for both keeps the entry at 56 bytes with a fat record pointer.
-    sent_phase: u64,
-    visible_at_ms: u64,
-    fp: u64,
-}
-
-impl Msg {
-    /// What was sent, while it is in memory.
-    pub fn record(&self) -> Option<&PackedRecord> {
-        self.rec.as_ref()
-    }
-
-    /// Visibility and receive counters.
-    pub fn state(&self) -> StateRecord {
-        let r = self.received.as_deref();
-        StateRecord {
-            visible_at_ms: self.visible_at_ms,
-            receive_count: r.map_or(0, |r| r.count),
-            first_receive_ms: r.and_then(|r| r.first_ms),
-            last_receive_ms: r.and_then(|r| r.last_ms),
-            nonce: r.map_or(0, |r| r.nonce),
-        }
-    }
-
-    fn set_state(&mut self, s: StateRecord) {
-        self.visible_at_ms = s.visible_at_ms;
-        let r = Received {
-            first_ms: s.first_receive_ms,
-            last_ms: s.last_receive_ms,
-            nonce: s.nonce,
-            count: s.receive_count,
-        };
-        let none = Received {
-            first_ms: None,
-            last_ms: None,
-            nonce: 0,
-            count: 0,
-        };
-        self.received = (r != none).then(|| Box::new(r));
-    }
-
-    /// Receives so far.
-    pub fn receive_count(&self) -> u32 {
-        self.received.as_deref().map_or(0, |r| r.count)
-    }
-
-    /// Nonce of the latest receive; 0 before the first.
-    pub fn nonce(&self) -> u64 {
-        self.received.as_deref().map_or(0, |r| r.nonce)
-    }
-
-    /// Epoch ms of the send.
-    pub fn sent_ms(&self) -> u64 {
-        self.sent_phase >> PHASE_BITS
-    }
-
-    /// `receipt::fingerprint` of the message id.
-    pub fn fp(&self) -> u64 {
-        self.fp
-    }
-
-    /// Current phase.
-    pub fn phase(&self) -> Phase {
-        match self.sent_phase & ((1 << PHASE_BITS) - 1) {
-            0 => Phase::Ready,
-            1 => Phase::Delayed,
-            _ => Phase::InFlight,
-        }
-    }
-
-    fn set_phase(&mut self, phase: Phase) {
-        self.sent_phase = (self.sent_phase & !((1 << PHASE_BITS) - 1)) | phase as u64;
-    }
-
-    fn group(&self) -> Option<&str> {
-        self.group.as_deref().map(String::as_str)
     }
 }
 
@@ -335,9 +233,7 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
-        // The send time must leave room for the phase bits (epoch ms do, for 146 million
-        // years).
-        let sent_ms = head.sent_ms.min(u64::MAX >> PHASE_BITS);
+        let sent_ms = head.sent_ms.min(msg::MAX_SENT_MS);
         if sent_ms < self.last_sent_ms {
             self.late.insert((sent_ms, seq));
         }
@@ -350,15 +246,7 @@ impl MessageIndex {
             }
             _ => None,
         };
-        let mut m = Msg {
-            rec,
-            received: None,
-            group,
-            sent_phase: (sent_ms << PHASE_BITS) | phase as u64,
-            visible_at_ms: 0,
-            fp: head.fp,
-        };
-        m.set_state(state);
+        let m = Msg::new(rec, group, sent_ms, head.fp, phase, state);
         self.msgs.insert(seq, m);
         if self.fifo {
             self.window.inserted(seq, &self.msgs);
@@ -372,7 +260,7 @@ impl MessageIndex {
     pub fn make_cold(&mut self, seq: u64) -> bool {
         self.msgs
             .get_mut(seq)
-            .is_some_and(|m| m.rec.take().is_some())
+            .is_some_and(|m| m.take_record().is_some())
     }
 
     /// Puts a message into the index of its phase (the message must be in `msgs`), and
@@ -382,7 +270,7 @@ impl MessageIndex {
             return;
         };
         m.set_phase(phase);
-        let at = m.visible_at_ms;
+        let at = m.visible_at();
         match phase {
             Phase::Ready => {
                 self.ready.insert(seq);
@@ -433,7 +321,7 @@ impl MessageIndex {
         let Some(m) = self.msgs.get(seq) else {
             return;
         };
-        let at = m.visible_at_ms;
+        let at = m.visible_at();
         match m.phase() {
             Phase::Ready => {
                 self.ready.remove(seq);
@@ -521,8 +409,10 @@ impl MessageIndex {
             let Some(m) = self.msgs.get_mut(seq) else {
                 continue;
             };
-            m.visible_at_ms = m.sent_ms() + delay_ms;
-            let phase = if m.visible_at_ms <= now {
+            let mut state = m.state();
+            state.visible_at_ms = m.sent_ms() + delay_ms;
+            m.set_state(state);
+            let phase = if state.visible_at_ms <= now {
                 Phase::Ready
             } else {
                 Phase::Delayed
@@ -553,7 +443,7 @@ impl MessageIndex {
             if self
                 .msgs
                 .get(seq)
-                .is_some_and(|m| m.phase() != Phase::Ready && m.visible_at_ms <= now)
+                .is_some_and(|m| m.phase() != Phase::Ready && m.visible_at() <= now)
             {
                 self.detach(seq);
                 self.attach(seq, Phase::Ready);

@@ -184,13 +184,3 @@ fn fifo_blocked_backlog_is_not_scanned() {
         times[989]
     );
 }
-
-/// The entry a backlog holds per message stays small (docs/storage.md, "Memory").
-#[test]
-fn index_entries_stay_small() {
-    assert!(
-        std::mem::size_of::<Msg>() <= 56,
-        "{}",
-        std::mem::size_of::<Msg>()
-    );
-}
