@@ -82,12 +82,18 @@ impl Engine {
         taken
             .into_iter()
             .filter_map(|t| {
-                let rec = match t.rec {
+                let mut rec = match t.rec {
                     Some(packed) => unpack(&packed)?,
                     None => read.next().flatten()?,
                 };
-                (fingerprint(rec.id.as_bytes()) == t.fp)
-                    .then(|| render(&rec, &t.state, t.handle, c, sender))
+                (fingerprint(rec.id.as_bytes()) == t.fp).then(|| {
+                    // The record is this answer's own: its body moves in rather than being
+                    // copied.
+                    let body = std::mem::take(&mut rec.body);
+                    let mut m = render(&rec, &t.state, t.handle, c, sender);
+                    m.body = body.into_string();
+                    m
+                })
             })
             .collect()
     }
