@@ -16,11 +16,11 @@
 
 use std::collections::VecDeque;
 
-use super::record::MessageRecord;
+use super::packed::PackedRecord;
 
-/// Bytes counted for a record besides its body and attributes: the record itself, its
-/// reference count and the allocator's rounding.
-const RECORD_OVERHEAD: usize = 128;
+/// Bytes counted for a record besides its packed bytes: the allocator's header and rounding
+/// (at most 8 + 15).
+const RECORD_OVERHEAD: usize = 24;
 
 /// One cached record.
 #[derive(Debug, Clone, Copy)]
@@ -57,7 +57,7 @@ impl BodyCache {
 
     /// Notes that the record of message `seq` of queue `queue`, written by store job `job`,
     /// is in memory.
-    pub fn note(&mut self, queue: u64, seq: u64, job: u64, rec: &MessageRecord) {
+    pub fn note(&mut self, queue: u64, seq: u64, job: u64, rec: &PackedRecord) {
         let bytes = record_bytes(rec);
         self.bytes += bytes;
         self.order.push_back(Entry {
@@ -85,48 +85,26 @@ impl BodyCache {
     }
 }
 
-/// The bytes a record holds in memory, approximately.
-fn record_bytes(rec: &MessageRecord) -> usize {
-    let extra = rec.extra.as_deref().map_or(0, |x| {
-        let attrs: usize = x
-            .attributes
-            .iter()
-            .map(|(k, v)| {
-                k.len()
-                    + v.data_type.len()
-                    + v.string_value.as_ref().map_or(0, String::len)
-                    + v.binary_value.as_ref().map_or(0, Vec::len)
-                    + 96
-            })
-            .sum();
-        attrs
-            + 128
-            + [
-                &x.trace_header,
-                &x.group_id,
-                &x.dedup_id,
-                &x.dead_letter_source_arn,
-            ]
-            .iter()
-            .map(|s| s.as_ref().map_or(0, String::len))
-            .sum::<usize>()
-    });
-    RECORD_OVERHEAD + rec.body.len() + extra
+/// The bytes a record holds in memory: its packed bytes and the allocator's header and
+/// rounding (the pointer to it is part of the index entry).
+fn record_bytes(rec: &PackedRecord) -> usize {
+    RECORD_OVERHEAD + rec.bytes().len()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::engine::record::MessageRecord;
 
-    fn rec(body_len: usize) -> MessageRecord {
-        MessageRecord {
+    fn rec(body_len: usize) -> PackedRecord {
+        PackedRecord::pack(&MessageRecord {
             id: uuid::Uuid::nil(),
             body: "x".repeat(body_len).into(),
             sent_ms: 0,
             delay_s: 0,
             md5_of_body: [0; 16],
             extra: None,
-        }
+        })
     }
 
     #[test]

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::Engine;
 use super::message::render;
+use super::packed::PackedRecord;
 use super::queue_state::Queue;
 use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
@@ -29,7 +30,7 @@ pub(super) struct Taken {
     /// Its state as of the receive.
     pub state: StateRecord,
     /// Its record, when it was in memory.
-    pub rec: Option<Arc<MessageRecord>>,
+    pub rec: Option<PackedRecord>,
 }
 
 /// What a receive took under the lock.
@@ -81,12 +82,18 @@ impl Engine {
         taken
             .into_iter()
             .filter_map(|t| {
-                let rec = match t.rec {
-                    Some(rec) => rec,
-                    None => Arc::new(read.next().flatten()?),
+                let mut rec = match t.rec {
+                    Some(packed) => unpack(&packed)?,
+                    None => read.next().flatten()?,
                 };
-                (fingerprint(rec.id.as_bytes()) == t.fp)
-                    .then(|| render(&rec, &t.state, t.handle, c, sender))
+                (fingerprint(rec.id.as_bytes()) == t.fp).then(|| {
+                    // The record is this answer's own: its body moves in rather than being
+                    // copied.
+                    let body = std::mem::take(&mut rec.body);
+                    let mut m = render(&rec, &t.state, t.handle, c, sender);
+                    m.body = body.into_string();
+                    m
+                })
             })
             .collect()
     }
@@ -114,7 +121,13 @@ impl Engine {
     pub(super) fn records(&self, q: &Queue, seqs: &[u64]) -> Vec<Option<Arc<MessageRecord>>> {
         let mut out: Vec<Option<Arc<MessageRecord>>> = seqs
             .iter()
-            .map(|&s| q.messages().get(s).and_then(|m| m.record().cloned()))
+            .map(|&s| {
+                q.messages()
+                    .get(s)
+                    .and_then(|m| m.record())
+                    .and_then(unpack)
+                    .map(Arc::new)
+            })
             .collect();
         let cold: Vec<(usize, u64)> = seqs
             .iter()
@@ -151,6 +164,15 @@ impl Engine {
     pub fn cached_record_bytes(&self) -> usize {
         self.lock().cached_bytes()
     }
+}
+
+/// Unpacks a record held in memory; `None` (logged) if its bytes do not decode, which only a
+/// bug can cause: the caller leaves the message out as if its record were gone.
+fn unpack(packed: &PackedRecord) -> Option<MessageRecord> {
+    packed
+        .unpack()
+        .map_err(|e| tracing::error!(error = %e, "an in-memory message record does not decode"))
+        .ok()
 }
 
 #[cfg(test)]

@@ -13,27 +13,31 @@
 //! (`queue_state.rs`).
 
 mod groups;
+mod msg;
 mod seqmap;
+mod seqset;
 mod window;
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
 
+use super::packed::PackedRecord;
 use super::receipt::fingerprint;
 use super::record::{MessageRecord, StateRecord};
 use groups::Groups;
+pub(super) use msg::Msg;
 use seqmap::SeqMap;
+use seqset::SeqSet;
 use window::Window;
 
 /// Where a message is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Phase {
     /// Receivable now.
-    Ready,
+    Ready = 0,
     /// Not yet visible because of a delay.
-    Delayed,
+    Delayed = 1,
     /// Received and not yet visible again.
-    InFlight,
+    InFlight = 2,
 }
 
 /// What the index keeps of a message besides its state: enough to schedule it (send time for
@@ -60,97 +64,6 @@ impl<'a> Head<'a> {
     }
 }
 
-/// Receive counters, boxed apart: most of a backlog was never received, and this keeps their
-/// entries small.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Received {
-    first_ms: Option<u64>,
-    last_ms: Option<u64>,
-    nonce: u64,
-    count: u32,
-}
-
-/// One message as the index keeps it: its scheduling fields, its state and phase, and its
-/// record while that is in memory (`hot`). A durable engine drops the record once its put is
-/// committed and the body cache no longer holds it (`cache.rs`); it is then read back from the
-/// store when needed. A memory-mode engine keeps every record.
-#[derive(Debug)]
-pub(super) struct Msg {
-    rec: Option<Arc<MessageRecord>>,
-    received: Option<Box<Received>>,
-    /// FIFO only: the group, shared with the group index.
-    group: Option<Arc<String>>,
-    sent_ms: u64,
-    visible_at_ms: u64,
-    fp: u64,
-    phase: Phase,
-}
-
-impl Msg {
-    /// What was sent, while it is in memory.
-    pub fn record(&self) -> Option<&Arc<MessageRecord>> {
-        self.rec.as_ref()
-    }
-
-    /// Visibility and receive counters.
-    pub fn state(&self) -> StateRecord {
-        let r = self.received.as_deref();
-        StateRecord {
-            visible_at_ms: self.visible_at_ms,
-            receive_count: r.map_or(0, |r| r.count),
-            first_receive_ms: r.and_then(|r| r.first_ms),
-            last_receive_ms: r.and_then(|r| r.last_ms),
-            nonce: r.map_or(0, |r| r.nonce),
-        }
-    }
-
-    fn set_state(&mut self, s: StateRecord) {
-        self.visible_at_ms = s.visible_at_ms;
-        let r = Received {
-            first_ms: s.first_receive_ms,
-            last_ms: s.last_receive_ms,
-            nonce: s.nonce,
-            count: s.receive_count,
-        };
-        let none = Received {
-            first_ms: None,
-            last_ms: None,
-            nonce: 0,
-            count: 0,
-        };
-        self.received = (r != none).then(|| Box::new(r));
-    }
-
-    /// Receives so far.
-    pub fn receive_count(&self) -> u32 {
-        self.received.as_deref().map_or(0, |r| r.count)
-    }
-
-    /// Nonce of the latest receive; 0 before the first.
-    pub fn nonce(&self) -> u64 {
-        self.received.as_deref().map_or(0, |r| r.nonce)
-    }
-
-    /// Epoch ms of the send.
-    pub fn sent_ms(&self) -> u64 {
-        self.sent_ms
-    }
-
-    /// `receipt::fingerprint` of the message id.
-    pub fn fp(&self) -> u64 {
-        self.fp
-    }
-
-    /// Current phase.
-    pub fn phase(&self) -> Phase {
-        self.phase
-    }
-
-    fn group(&self) -> Option<&str> {
-        self.group.as_deref().map(String::as_str)
-    }
-}
-
 /// The messages of one queue and their indexes.
 #[derive(Debug)]
 pub(super) struct MessageIndex {
@@ -160,8 +73,8 @@ pub(super) struct MessageIndex {
     next_seq: u64,
     /// Messages by sequence number (densely packed: a backlog holds millions).
     msgs: SeqMap<Msg>,
-    /// Ready messages, oldest first.
-    ready: SeqMap<()>,
+    /// Ready messages, oldest first (a bit per sequence number, `index/seqset.rs`).
+    ready: SeqSet,
     /// (visible at ms, seq) of delayed and in-flight messages.
     pending: BTreeSet<(u64, u64)>,
     /// Count of in-flight messages.
@@ -194,7 +107,7 @@ impl MessageIndex {
             fifo,
             next_seq: 1,
             msgs: SeqMap::default(),
-            ready: SeqMap::default(),
+            ready: SeqSet::default(),
             pending: BTreeSet::new(),
             inflight: 0,
             delayed: 0,
@@ -272,7 +185,7 @@ impl MessageIndex {
 
     /// Sequence numbers of ready messages, oldest first.
     pub fn ready_seqs(&self) -> impl Iterator<Item = u64> + '_ {
-        self.ready.iter().map(|(s, ())| s)
+        self.ready.iter()
     }
 
     /// When the next pending message becomes visible, if any.
@@ -287,9 +200,17 @@ impl MessageIndex {
         }
     }
 
-    /// Adds a message with its record in memory, placing it by its visibility time.
-    pub fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
-        self.insert_entry(seq, Head::of(&rec), Some(Arc::clone(&rec)), state, now);
+    /// Adds a message with its record in memory (`packed`: `rec` packed), placing it by its
+    /// visibility time.
+    pub fn insert(
+        &mut self,
+        seq: u64,
+        rec: &MessageRecord,
+        packed: PackedRecord,
+        state: StateRecord,
+        now: u64,
+    ) {
+        self.insert_entry(seq, Head::of(rec), Some(packed), state, now);
     }
 
     /// Adds a message (new or loaded; `rec` is `None` for one whose record stays on disk),
@@ -299,7 +220,7 @@ impl MessageIndex {
         &mut self,
         seq: u64,
         head: Head<'_>,
-        rec: Option<Arc<MessageRecord>>,
+        rec: Option<PackedRecord>,
         state: StateRecord,
         now: u64,
     ) {
@@ -312,7 +233,7 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
-        let sent_ms = head.sent_ms;
+        let sent_ms = head.sent_ms.min(msg::MAX_SENT_MS);
         if sent_ms < self.last_sent_ms {
             self.late.insert((sent_ms, seq));
         }
@@ -325,16 +246,7 @@ impl MessageIndex {
             }
             _ => None,
         };
-        let mut m = Msg {
-            rec,
-            received: None,
-            group,
-            sent_ms,
-            visible_at_ms: 0,
-            fp: head.fp,
-            phase,
-        };
-        m.set_state(state);
+        let m = Msg::new(rec, group, sent_ms, head.fp, phase, state);
         self.msgs.insert(seq, m);
         if self.fifo {
             self.window.inserted(seq, &self.msgs);
@@ -348,7 +260,7 @@ impl MessageIndex {
     pub fn make_cold(&mut self, seq: u64) -> bool {
         self.msgs
             .get_mut(seq)
-            .is_some_and(|m| m.rec.take().is_some())
+            .is_some_and(|m| m.take_record().is_some())
     }
 
     /// Puts a message into the index of its phase (the message must be in `msgs`), and
@@ -357,11 +269,11 @@ impl MessageIndex {
         let Some(m) = self.msgs.get_mut(seq) else {
             return;
         };
-        m.phase = phase;
-        let at = m.visible_at_ms;
+        m.set_phase(phase);
+        let at = m.visible_at();
         match phase {
             Phase::Ready => {
-                self.ready.insert(seq, ());
+                self.ready.insert(seq);
                 if !self.fifo {
                     self.events += 1;
                 }
@@ -409,8 +321,8 @@ impl MessageIndex {
         let Some(m) = self.msgs.get(seq) else {
             return;
         };
-        let at = m.visible_at_ms;
-        match m.phase {
+        let at = m.visible_at();
+        match m.phase() {
             Phase::Ready => {
                 self.ready.remove(seq);
             }
@@ -430,7 +342,7 @@ impl MessageIndex {
     pub fn remove(&mut self, seq: u64) -> Option<Msg> {
         self.detach(seq);
         let m = self.msgs.remove(seq)?;
-        self.late.remove(&(m.sent_ms, seq));
+        self.late.remove(&(m.sent_ms(), seq));
         if self.fifo {
             self.window.removed(seq, &self.msgs);
         }
@@ -489,7 +401,7 @@ impl MessageIndex {
         let waiting: Vec<u64> = self
             .msgs
             .iter()
-            .filter(|(_, m)| m.receive_count() == 0 && m.phase != Phase::InFlight)
+            .filter(|(_, m)| m.receive_count() == 0 && m.phase() != Phase::InFlight)
             .map(|(s, _)| s)
             .collect();
         for seq in waiting {
@@ -497,8 +409,10 @@ impl MessageIndex {
             let Some(m) = self.msgs.get_mut(seq) else {
                 continue;
             };
-            m.visible_at_ms = m.sent_ms + delay_ms;
-            let phase = if m.visible_at_ms <= now {
+            let mut state = m.state();
+            state.visible_at_ms = m.sent_ms() + delay_ms;
+            m.set_state(state);
+            let phase = if state.visible_at_ms <= now {
                 Phase::Ready
             } else {
                 Phase::Delayed
@@ -529,7 +443,7 @@ impl MessageIndex {
             if self
                 .msgs
                 .get(seq)
-                .is_some_and(|m| m.phase != Phase::Ready && m.visible_at_ms <= now)
+                .is_some_and(|m| m.phase() != Phase::Ready && m.visible_at() <= now)
             {
                 self.detach(seq);
                 self.attach(seq, Phase::Ready);
@@ -542,7 +456,7 @@ impl MessageIndex {
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut out: Vec<u64> = Vec::with_capacity(max);
-        for (i, (seq, ())) in self.ready.iter().enumerate() {
+        for (i, seq) in self.ready.iter().enumerate() {
             if out.len() < max {
                 out.push(seq);
             } else if let Some(j) = Some(rng.usize(..=i)).filter(|&j| j < max) {
@@ -558,7 +472,7 @@ impl MessageIndex {
     /// visible messages starting at its head, within the scan window (§6.9, G-27).
     pub fn pick(&self, max: usize) -> Vec<u64> {
         if !self.fifo {
-            return self.ready.iter().take(max).map(|(s, ())| s).collect();
+            return self.ready.iter().take(max).collect();
         }
         self.groups
             .pick(max, |s| visible(&self.msgs, s), |s| self.window.contains(s))
@@ -567,7 +481,7 @@ impl MessageIndex {
 
 /// Whether message `seq` is visible now.
 fn visible(msgs: &SeqMap<Msg>, seq: u64) -> bool {
-    msgs.get(seq).is_some_and(|m| m.phase == Phase::Ready)
+    msgs.get(seq).is_some_and(|m| m.phase() == Phase::Ready)
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ mod message;
 mod metadata;
 pub mod metrics;
 mod movetask;
+mod packed;
 pub mod peek;
 mod poll;
 mod prepare;

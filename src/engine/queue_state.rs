@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use super::fifo::{self, FifoState};
 use super::index::{Head, MessageIndex, Msg, Phase};
+use super::packed::PackedRecord;
 use super::receipt::fingerprint;
 use super::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
 use super::scope::Scope;
@@ -303,19 +304,15 @@ impl Queue {
     /// written only when `state` is not the initial one, which the loader derives by itself.
     pub fn append(&mut self, rec: MessageRecord, state: StateRecord, now: u64, ops: &mut Vec<Op>) {
         let seq = self.messages.next_seq();
-        let rec = Arc::new(rec);
-        ops.push(Op::PutMessage(self.id, seq, Arc::clone(&rec)));
+        let packed = PackedRecord::pack(&rec);
+        ops.push(Op::PutMessage(self.id, seq, packed.clone()));
         if state != StateRecord::initial(&rec) {
             ops.push(Op::PutState(self.id, seq, state));
         }
-        self.insert(seq, rec, state, now);
-    }
-
-    fn insert(&mut self, seq: u64, rec: Arc<MessageRecord>, state: StateRecord, now: u64) {
         if let Some(n) = rec.extra().sequence_number {
             self.fifo_state.saw_sequence(n);
         }
-        self.messages.insert(seq, rec, state, now);
+        self.messages.insert(seq, &rec, packed, state, now);
     }
 
     /// Removes a message and pushes the op that deletes it; `None` if there is no such message.

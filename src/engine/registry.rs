@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use super::cache::BodyCache;
+use super::packed::PackedRecord;
 use super::queue_state::Queue;
-use super::record::MessageRecord;
 use super::scope::Scope;
 use super::task::Task;
 
@@ -44,7 +44,7 @@ impl Registry {
 
     /// Notes that the record of message `seq` of queue `queue`, written by store job `job`, is
     /// held in memory.
-    pub fn cache_record(&mut self, queue: u64, seq: u64, job: u64, rec: &MessageRecord) {
+    pub fn cache_record(&mut self, queue: u64, seq: u64, job: u64, rec: &PackedRecord) {
         self.cache.note(queue, seq, job, rec);
     }
 

@@ -3,7 +3,8 @@
 //! All writes go through one writer thread. It drains every pending job into one write
 //! transaction and commits once, then acknowledges each job; a durable reply is sent only after
 //! that acknowledgement (docs/architecture.md, "Durable means group commit"). Ops carry typed
-//! records (`record.rs`); the writer encodes them, outside the engine lock. With a data
+//! records (`record.rs`); the writer encodes them, outside the engine lock. A message record
+//! comes encoded already: memory holds it in that form (`packed.rs`). With a data
 //! directory the commits are `Durability::Immediate`. Without one there is nothing to persist:
 //! the engine code is the same and still produces its ops, but the store drops them unencoded.
 //! The benchmark showed that a redb file with `Durability::None` for memory mode cost a third
@@ -21,6 +22,7 @@ use tokio::sync::oneshot;
 
 use super::disk::DiskFaults;
 use super::metrics::EngineMetrics;
+use super::packed::PackedRecord;
 use super::record::{
     self, DedupRecord, IndexFields, MessageRecord, QueueRecord, StateRecord, TaskRecord,
 };
@@ -73,8 +75,8 @@ pub(crate) enum Op {
     DeleteQueue(u64),
     /// Remove all messages of a queue, keeping the queue.
     ClearQueue(u64),
-    /// Insert a message record (shared with the in-memory index, so nothing is copied).
-    PutMessage(u64, u64, Arc<MessageRecord>),
+    /// Insert a message record, packed as the table stores it (a copy of the index's).
+    PutMessage(u64, u64, PackedRecord),
     /// Insert or replace a message state.
     PutState(u64, u64, StateRecord),
     /// Remove a message.

@@ -352,7 +352,7 @@ fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Resul
                 }
                 Op::PutMessage(q, s, rec) => {
                     table!(messages, txn, MESSAGES)
-                        .insert((*q, *s), encode(rec.as_ref()).as_slice())
+                        .insert((*q, *s), rec.bytes())
                         .map_err(redb_err)?;
                 }
                 Op::PutState(q, s, rec) => {
