@@ -227,7 +227,8 @@ async fn execute(
 /// localstack` LocalStack's `sqs.<region>.localhost.localstack.cloud` on the same port.
 fn base_url(shared: &Shared, host: &str, region: &str) -> String {
     match shared.options.compat {
-        Compat::None => format!("http://{host}"),
+        // Built by hand: `format!` costs a visible share of a SendMessage in profiles.
+        Compat::None => ["http://", host].concat(),
         Compat::LocalStack => localstack_base(region, port_of(host)),
     }
 }
