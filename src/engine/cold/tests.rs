@@ -100,17 +100,23 @@ async fn receive_all(e: &Engine, url: &str) -> Vec<crate::command::Message> {
 fn check_bodies(ids: &[String], got: &[crate::command::Message]) {
     assert_eq!(got.len(), ids.len());
     for m in got {
-        let i = ids
-            .iter()
-            .position(|id| *id == m.message_id)
-            .expect("a sent id");
-        assert_eq!(m.body, body(i));
+        let i = own_body(ids, m);
         assert_eq!(
             m.message_attributes["n"].string_value.as_deref(),
             Some(i.to_string().as_str())
         );
         assert!(m.md5_of_message_attributes.is_some());
     }
+}
+
+/// Checks that a received message carries the body sent with its id; answers the send's index.
+fn own_body(ids: &[String], m: &crate::command::Message) -> usize {
+    let i = ids
+        .iter()
+        .position(|id| *id == m.message_id)
+        .expect("a sent id");
+    assert_eq!(m.body, body(i));
+    i
 }
 
 #[tokio::test]
@@ -186,11 +192,7 @@ async fn a_restart_loads_no_bodies_and_reads_them_when_needed() {
     assert_eq!(got.len(), 29);
     assert!(got.iter().all(|m| m.message_id != ids[3]));
     for m in &got {
-        let i = ids
-            .iter()
-            .position(|id| *id == m.message_id)
-            .expect("a sent id");
-        assert_eq!(m.body, body(i));
+        own_body(ids.as_slice(), m);
     }
 }
 
@@ -286,10 +288,6 @@ async fn a_message_deleted_between_pick_and_read_is_left_out() {
     assert_eq!(got.len(), 5);
     assert!(got.iter().all(|m| m.message_id != ids[2]));
     for m in &got {
-        let i = ids
-            .iter()
-            .position(|id| *id == m.message_id)
-            .expect("a sent id");
-        assert_eq!(m.body, body(i));
+        own_body(ids.as_slice(), m);
     }
 }
