@@ -8,8 +8,6 @@
 //! gone, or whose id does not match the index's fingerprint, is answered as `None`: the caller
 //! leaves that message out, and never shows one message with another's record.
 
-use std::sync::Arc;
-
 use super::Engine;
 use super::message::render;
 use super::packed::PackedRecord;
@@ -118,15 +116,14 @@ impl Engine {
     /// The records of messages `seqs` of queue `q`, in order: from memory when held there,
     /// otherwise read from the store. `None` for a message that is not in the queue, or
     /// whose record cannot be read.
-    pub(super) fn records(&self, q: &Queue, seqs: &[u64]) -> Vec<Option<Arc<MessageRecord>>> {
-        let mut out: Vec<Option<Arc<MessageRecord>>> = seqs
+    pub(super) fn records(&self, q: &Queue, seqs: &[u64]) -> Vec<Option<MessageRecord>> {
+        let mut out: Vec<Option<MessageRecord>> = seqs
             .iter()
             .map(|&s| {
                 q.messages()
                     .get(s)
                     .and_then(|m| m.record())
                     .and_then(unpack)
-                    .map(Arc::new)
             })
             .collect();
         let cold: Vec<(usize, u64)> = seqs
@@ -143,9 +140,7 @@ impl Engine {
             Ok(read) => {
                 for ((i, seq), rec) in cold.into_iter().zip(read) {
                     let fp = q.messages().get(seq).map(super::index::Msg::fp);
-                    out[i] = rec
-                        .filter(|r| Some(fingerprint(r.id.as_bytes())) == fp)
-                        .map(Arc::new);
+                    out[i] = rec.filter(|r| Some(fingerprint(r.id.as_bytes())) == fp);
                 }
             }
             Err(e) => tracing::error!(error = %e, "reading message records failed"),
@@ -154,7 +149,7 @@ impl Engine {
     }
 
     /// The record of one message of queue `q` (see [`Engine::records`]).
-    pub(super) fn record(&self, q: &Queue, seq: u64) -> Option<Arc<MessageRecord>> {
+    pub(super) fn record(&self, q: &Queue, seq: u64) -> Option<MessageRecord> {
         self.records(q, &[seq]).pop().flatten()
     }
 

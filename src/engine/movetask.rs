@@ -5,7 +5,6 @@
 //! destination, at most MaxNumberOfMessagesPerSecond per second of the injected clock. Tasks
 //! are persisted, so a running task continues after a restart.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -296,7 +295,7 @@ impl Engine {
                 return None;
             };
             // The record is read (from memory or disk) before the delete takes the message.
-            let Some(rec) = reg.get(source).and_then(|q| self.record(q, seq)) else {
+            let Some(mut rec) = reg.get(source).and_then(|q| self.record(q, seq)) else {
                 break;
             };
             if reg
@@ -307,7 +306,6 @@ impl Engine {
                 break;
             }
             let dest = reg.get_mut(target)?;
-            let mut rec = Arc::unwrap_or_clone(rec);
             // [E] A moved message starts afresh in its destination: new send time and receive
             // count, no DLQ source; id, body and attributes are kept.
             rec.extra_mut().dead_letter_source_arn = None;

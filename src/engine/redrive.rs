@@ -7,7 +7,6 @@
 //! source use it.
 
 use super::Engine;
-use std::sync::Arc;
 
 use super::queue_state::Queue;
 use super::record::{MessageRecord, StateRecord};
@@ -23,13 +22,12 @@ use crate::error::{SqsError, SqsResult};
 /// attributes, send time and receive count, plus DeadLetterQueueSourceArn (§6.10, G-26).
 pub(super) fn arrive(
     dlq: &mut Queue,
-    moved: Vec<(Arc<MessageRecord>, StateRecord)>,
+    moved: Vec<(MessageRecord, StateRecord)>,
     source_arn: &str,
     now: u64,
     ops: &mut Vec<Op>,
 ) {
-    for (rec, state) in moved {
-        let mut rec = Arc::unwrap_or_clone(rec);
+    for (mut rec, state) in moved {
         rec.extra_mut().dead_letter_source_arn = Some(source_arn.to_owned());
         let state = StateRecord {
             visible_at_ms: now,
