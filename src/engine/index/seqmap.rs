@@ -54,15 +54,14 @@ impl<V> SeqMap<V> {
 
     /// The value under `seq`.
     pub fn get(&self, seq: u64) -> Option<&V> {
-        let chunk = self.chunks.get(&self.chunk_key(seq)?)?;
+        let (_, chunk) = self.chunks.range(..=seq).next_back()?;
         let i = chunk.binary_search_by_key(&seq, |e| e.0).ok()?;
         Some(&chunk[i].1)
     }
 
     /// The value under `seq`, to change it.
     pub fn get_mut(&mut self, seq: u64) -> Option<&mut V> {
-        let key = self.chunk_key(seq)?;
-        let chunk = self.chunks.get_mut(&key)?;
+        let (_, chunk) = self.chunks.range_mut(..=seq).next_back()?;
         let i = chunk.binary_search_by_key(&seq, |e| e.0).ok()?;
         Some(&mut chunk[i].1)
     }
