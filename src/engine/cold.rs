@@ -117,30 +117,28 @@ impl Engine {
     /// otherwise read from the store. `None` for a message that is not in the queue, or
     /// whose record cannot be read.
     pub(super) fn records(&self, q: &Queue, seqs: &[u64]) -> Vec<Option<MessageRecord>> {
-        let mut out: Vec<Option<MessageRecord>> = seqs
-            .iter()
-            .map(|&s| {
-                q.messages()
-                    .get(s)
-                    .and_then(|m| m.record())
-                    .and_then(unpack)
-            })
-            .collect();
-        let cold: Vec<(usize, u64)> = seqs
-            .iter()
-            .enumerate()
-            .filter(|&(i, &s)| out[i].is_none() && q.messages().get(s).is_some())
-            .map(|(i, &s)| (i, s))
-            .collect();
+        let mut out = Vec::with_capacity(seqs.len());
+        // (position in `out`, key, id fingerprint) of the records to read from the store.
+        let mut cold = Vec::new();
+        for (i, &seq) in seqs.iter().enumerate() {
+            let Some(m) = q.messages().get(seq) else {
+                out.push(None);
+                continue;
+            };
+            let held = m.record().and_then(unpack);
+            if held.is_none() {
+                cold.push((i, (q.id(), seq), m.fp()));
+            }
+            out.push(held);
+        }
         if cold.is_empty() {
             return out;
         }
-        let keys: Vec<(u64, u64)> = cold.iter().map(|&(_, s)| (q.id(), s)).collect();
+        let keys: Vec<(u64, u64)> = cold.iter().map(|&(_, key, _)| key).collect();
         match self.inner.store.read_messages(&keys) {
             Ok(read) => {
-                for ((i, seq), rec) in cold.into_iter().zip(read) {
-                    let fp = q.messages().get(seq).map(super::index::Msg::fp);
-                    out[i] = rec.filter(|r| Some(fingerprint(r.id.as_bytes())) == fp);
+                for ((i, _, fp), rec) in cold.into_iter().zip(read) {
+                    out[i] = rec.filter(|r| fingerprint(r.id.as_bytes()) == fp);
                 }
             }
             Err(e) => tracing::error!(error = %e, "reading message records failed"),
