@@ -5,7 +5,7 @@
 //! a queue that exists. Names are indexed per scope (account and region), so a lookup borrows
 //! the request's strings and allocates nothing.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use super::cache::BodyCache;
 use super::packed::PackedRecord;
@@ -33,10 +33,10 @@ impl Registry {
     /// No queues yet; a durable engine keeps about `cache_bytes` of message records in memory.
     pub fn new(cache_bytes: usize) -> Self {
         Self {
-            by_name: HashMap::new(),
-            queues: HashMap::new(),
+            by_name: HashMap::default(),
+            queues: HashMap::default(),
             next_queue_id: 1,
-            tombstones: HashMap::new(),
+            tombstones: HashMap::default(),
             tasks: Vec::new(),
             cache: BodyCache::new(cache_bytes),
         }

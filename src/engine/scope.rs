@@ -82,9 +82,19 @@ pub(super) fn parse_url(url: &str) -> Option<UrlParts<'_>> {
         None => ("", url),
     };
     let path = path.split(['?', '#']).next().unwrap_or("");
-    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    // At most four segments are meaningful; a fifth makes the URL unknown. Collected into an
+    // array: this runs for every request that names a queue.
+    let mut segs = [""; 5];
+    let mut count = 0;
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        if count == segs.len() {
+            return None;
+        }
+        segs[count] = seg;
+        count += 1;
+    }
     let host_region = region_of_host(host.split(':').next().unwrap_or(""));
-    let (account, region, name) = match segs.as_slice() {
+    let (account, region, name) = match &segs[..count] {
         ["queue", region, account, name] => (Some(*account), Some(*region), *name),
         ["queue", name] => (None, None, *name),
         [account, name] => (Some(*account), None, *name),
@@ -113,14 +123,16 @@ fn region_of_host(host: &str) -> Option<&str> {
 
 /// `xx-name-N` (us-east-1, eu-west-2, ap-southeast-1, us-gov-west-1, …).
 fn looks_like_region(s: &str) -> bool {
-    let parts: Vec<&str> = s.split('-').collect();
-    parts.len() >= 3
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_alphanumeric()))
-        && parts
-            .last()
-            .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()))
+    let mut count = 0;
+    let mut last = "";
+    for p in s.split('-') {
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return false;
+        }
+        count += 1;
+        last = p;
+    }
+    count >= 3 && last.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// The scope and name of a queue ARN (`arn:aws:sqs:<region>:<account>:<name>`).
@@ -182,6 +194,21 @@ mod tests {
         assert_eq!(parts("http://whatever-incorrect-queue-address"), None);
         assert_eq!(parts(""), None);
         assert_eq!(parts("http://h/a/b/c"), None);
+        assert_eq!(parts("http://h/queue/r/a/q/extra"), None, "five segments");
+        assert_eq!(parts("http://h/a/b/c/d/e/f"), None);
+        assert_eq!(
+            parts("https://sqs.eu-west.amazonaws.com/000000000000/q"),
+            Some((a, None, "q")),
+            "a two-part region is not a region"
+        );
+        assert_eq!(
+            parts("https://sqs.eu--1.amazonaws.com/000000000000/q"),
+            Some((a, None, "q"))
+        );
+        assert_eq!(
+            parts("https://sqs.eu-west-x.amazonaws.com/000000000000/q"),
+            Some((a, None, "q"))
+        );
     }
 
     #[test]
