@@ -157,7 +157,7 @@ pub fn route(method: &str, path: &str, has_target: bool) -> Option<Route> {
 pub(super) async fn handle(
     route: Route,
     shared: &Shared,
-    req: &WireRequest,
+    req: &WireRequest<'_>,
     accept_json: bool,
     request_id: &str,
 ) -> WireResponse {
@@ -192,7 +192,7 @@ pub(super) async fn handle(
             }),
         ),
         Route::ShowClock => WireResponse::json(200, &json!(shared.clock.state())),
-        Route::SetClock => set_clock(shared, &req.body),
+        Route::SetClock => set_clock(shared, req.body),
         Route::ListFaults => {
             let rules: Vec<serde_json::Value> = shared
                 .faults
@@ -206,7 +206,7 @@ pub(super) async fn handle(
                 .collect();
             WireResponse::json(200, &json!({ "faults": rules }))
         }
-        Route::AddFault => match serde_json::from_slice::<FaultRule>(&req.body) {
+        Route::AddFault => match serde_json::from_slice::<FaultRule>(req.body) {
             Err(e) => bad_request(&format!("not a fault rule: {e}")),
             Ok(rule) => match shared.faults.add(rule) {
                 Ok(id) => WireResponse::json(200, &json!({ "id": id })),
@@ -226,9 +226,9 @@ pub(super) async fn handle(
             }
         }
         Route::ListPush => shared.push.http_list(),
-        Route::AddPush => shared.push.http_add(&req.body).await,
+        Route::AddPush => shared.push.http_add(req.body).await,
         Route::ClearPush => shared.push.http_clear(),
-        Route::RemovePush => shared.push.http_remove(&req.path),
+        Route::RemovePush => shared.push.http_remove(req.path),
         Route::Console => console::asset(shared, req).await,
         Route::ConsoleQueues => console::queues_json(shared, req).await,
         Route::ConsoleMessages => console::messages_json(shared, req).await,
@@ -325,13 +325,18 @@ fn health(shared: &Shared) -> WireResponse {
 /// `/_aws/sqs/messages/<region>/<account>/<queue>`. Answers a ReceiveMessage-shaped body, XML
 /// by default and JSON when the client accepts `application/json`. Visibility and receive
 /// counts are untouched.
-fn peek(shared: &Shared, req: &WireRequest, accept_json: bool, request_id: &str) -> WireResponse {
+fn peek(
+    shared: &Shared,
+    req: &WireRequest<'_>,
+    accept_json: bool,
+    request_id: &str,
+) -> WireResponse {
     let protocol = if accept_json {
         Protocol::Json
     } else {
         Protocol::Query
     };
-    let fields = match wire::form_fields(req.query.as_deref(), &req.body) {
+    let fields = match wire::form_fields(req.query, req.body) {
         Ok(f) => f,
         Err(e) => return wire::error_response(protocol, &e, request_id),
     };

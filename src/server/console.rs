@@ -88,7 +88,7 @@ fn error(status: u16, message: &str) -> WireResponse {
 }
 
 /// `GET /_localsqs/ui[/…]`: the page, its assets, or the redirect to the page.
-pub(super) async fn asset(shared: &Shared, req: &WireRequest) -> WireResponse {
+pub(super) async fn asset(shared: &Shared, req: &WireRequest<'_>) -> WireResponse {
     let Some(rest) = req.path.strip_prefix(UI_PATH) else {
         return error(404, "not a console path");
     };
@@ -149,9 +149,9 @@ impl Default for ListQuery {
 
 /// The query string's fields, or the 400 answer naming what is wrong.
 fn query_fields(
-    req: &WireRequest,
+    req: &WireRequest<'_>,
 ) -> Result<std::collections::BTreeMap<String, String>, WireResponse> {
-    wire::form_fields(req.query.as_deref(), &[]).map_err(|e| error(400, &e.message))
+    wire::form_fields(req.query, &[]).map_err(|e| error(400, &e.message))
 }
 
 /// A non-negative number field, `default` when absent, at most `max`.
@@ -172,7 +172,7 @@ pub(super) fn number(
     }
 }
 
-fn list_query(req: &WireRequest) -> Result<ListQuery, WireResponse> {
+fn list_query(req: &WireRequest<'_>) -> Result<ListQuery, WireResponse> {
     let f = query_fields(req)?;
     Ok(ListQuery {
         prefix: f.get("prefix").cloned().unwrap_or_default(),
@@ -183,7 +183,7 @@ fn list_query(req: &WireRequest) -> Result<ListQuery, WireResponse> {
 }
 
 /// `GET /_localsqs/queues?prefix=&contains=&offset=&limit=`.
-pub(super) async fn queues_json(shared: &Shared, req: &WireRequest) -> WireResponse {
+pub(super) async fn queues_json(shared: &Shared, req: &WireRequest<'_>) -> WireResponse {
     let q = match list_query(req) {
         Ok(q) => q,
         Err(resp) => return resp,
@@ -308,17 +308,17 @@ pub(super) mod tests {
         }
     }
 
-    pub(crate) fn get(path: &str, query: Option<&str>) -> WireRequest {
+    pub(crate) fn get<'a>(path: &'a str, query: Option<&'a str>) -> WireRequest<'a> {
         WireRequest {
             protocol: Protocol::Query,
-            method: "GET".into(),
-            path: path.into(),
-            query: query.map(str::to_owned),
+            method: "GET",
+            path,
+            query,
             target: None,
             trace_header: None,
             authorization: None,
             base_url: BASE.into(),
-            body: Vec::new(),
+            body: &[],
         }
     }
 
@@ -512,7 +512,7 @@ pub(super) mod tests {
         s.engine.close().await;
     }
 
-    async fn asset_of(s: &Shared, req: &WireRequest) -> WireResponse {
+    async fn asset_of(s: &Shared, req: &WireRequest<'_>) -> WireResponse {
         asset(s, req).await
     }
 

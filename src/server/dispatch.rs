@@ -2,13 +2,13 @@
 //! ([`super::admin`]) or the SQS API: `wire::decode` → `Engine::execute` → `wire::encode`;
 //! then [`WireResponse`] → HTTP, with the request id and metrics.
 
-use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{
-    ACCEPT, AUTHORIZATION, AsHeaderName, CONTENT_TYPE, HOST, HeaderMap, HeaderValue,
+    ACCEPT, ACCESS_CONTROL_REQUEST_HEADERS, AUTHORIZATION, AsHeaderName, CONTENT_TYPE, HOST,
+    HeaderMap, HeaderName, HeaderValue, ORIGIN,
 };
 use hyper::{Request, Response, StatusCode};
 
@@ -17,6 +17,11 @@ use super::{Compat, Shared, admin, sigv4};
 use crate::command::{Action, Command, ReceiveMessageResult, Reply};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
+
+// Header names the request path reads, named once: a `&str` name is parsed on every lookup.
+const X_AMZ_TARGET: HeaderName = HeaderName::from_static("x-amz-target");
+const X_AMZN_TRACE_ID: HeaderName = HeaderName::from_static("x-amzn-trace-id");
+const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
@@ -33,19 +38,18 @@ pub(super) async fn serve(
     // The head stays here while the body is read, so headers are borrowed, not copied.
     let (head, body) = req.into_parts();
     let h = &head.headers;
-    let target = header(h, "x-amz-target");
+    let target = header(h, X_AMZ_TARGET);
     let protocol = Protocol::detect(target, header(h, CONTENT_TYPE));
     let host_header = header(h, HOST);
     let verdict = shared.options.cors_origins.judge(
-        header(h, "origin"),
-        header(h, "sec-fetch-site"),
+        header(h, ORIGIN),
+        header(h, SEC_FETCH_SITE),
         host_header,
     );
     let cors = match verdict {
         Verdict::Plain => Vec::new(),
         Verdict::Allowed(o) if head.method == hyper::Method::OPTIONS => {
-            let headers =
-                origin::preflight_headers(&o, header(h, "access-control-request-headers"));
+            let headers = origin::preflight_headers(&o, header(h, ACCESS_CONTROL_REQUEST_HEADERS));
             let mut resp = WireResponse::new(204, "text/plain", String::new());
             resp.headers = headers;
             return respond(resp, &request_id);
@@ -65,18 +69,14 @@ pub(super) async fn serve(
             );
         }
     };
-    let host = match &shared.options.queue_host {
-        Some(h) => Cow::Borrowed(h.as_str()),
-        None => Cow::Owned(queue_authority(host_header, local)),
-    };
-    let base_url = base_url(shared, &host, &shared.options.region);
+    let base_url = base_url(shared, host_header, local);
     let path = head.uri.path();
     let route = admin::route(head.method.as_str(), path, target.is_some());
     let accept_json = header(h, ACCEPT).is_some_and(|a| a.contains("application/json"));
     let protocol = protocol.negotiate(accept_json);
     let collect = Limited::new(body, shared.options.max_request_bytes).collect();
     let body = match tokio::time::timeout(shared.options.limits.body_timeout, collect).await {
-        Ok(Ok(b)) => Vec::from(b.to_bytes()),
+        Ok(Ok(b)) => b.to_bytes(),
         Ok(Err(e)) => {
             let err = body_error(&*e, shared.options.max_request_bytes);
             return respond(
@@ -98,22 +98,22 @@ pub(super) async fn serve(
     };
     let wreq = WireRequest {
         protocol,
-        method: head.method.as_str().to_owned(),
-        path: path.to_owned(),
-        query: head.uri.query().map(str::to_owned),
-        target: target.map(str::to_owned),
-        trace_header: header(h, "x-amzn-trace-id").map(str::to_owned),
-        authorization: header(h, AUTHORIZATION).map(str::to_owned),
+        method: head.method.as_str(),
+        path,
+        query: head.uri.query(),
+        target,
+        trace_header: header(h, X_AMZN_TRACE_ID),
+        authorization: header(h, AUTHORIZATION),
         base_url,
-        body,
+        body: &body,
     };
     if let (Some(creds), None) = (&shared.options.sigv4, route) {
         let signed = sigv4::Signed {
-            method: &wreq.method,
-            raw_path: &wreq.path,
-            raw_query: wreq.query.as_deref(),
+            method: wreq.method,
+            raw_path: wreq.path,
+            raw_query: wreq.query,
             headers: h,
-            body: &wreq.body,
+            body: wreq.body,
         };
         if let Err(e) = sigv4::verify(creds, &signed, std::time::SystemTime::now()) {
             return respond(wire::error_response(protocol, &e, &request_id), &request_id);
@@ -149,7 +149,7 @@ pub(super) async fn serve(
 /// the queue addressed, for the log.
 async fn execute(
     shared: &Shared,
-    req: &WireRequest,
+    req: &WireRequest<'_>,
     request_id: &str,
 ) -> (WireResponse, Option<String>) {
     let mut d = match wire::decode(req, request_id) {
@@ -225,12 +225,28 @@ async fn execute(
 
 /// The scheme and authority queue URLs are built on: the request's host, or with `--compat
 /// localstack` LocalStack's `sqs.<region>.localhost.localstack.cloud` on the same port.
-fn base_url(shared: &Shared, host: &str, region: &str) -> String {
-    match shared.options.compat {
-        // Built by hand: `format!` costs a visible share of a SendMessage in profiles.
-        Compat::None => ["http://", host].concat(),
-        Compat::LocalStack => localstack_base(region, port_of(host)),
+fn base_url(shared: &Shared, host_header: Option<&str>, local: Option<SocketAddr>) -> String {
+    let mut url = String::with_capacity(48);
+    match (&shared.options.queue_host, shared.options.compat) {
+        // Built in one buffer: `format!` and intermediate strings cost a visible share of a
+        // SendMessage in profiles.
+        (Some(h), Compat::None) => {
+            url.push_str("http://");
+            url.push_str(h);
+        }
+        (None, Compat::None) => {
+            url.push_str("http://");
+            push_queue_authority(&mut url, host_header, local);
+        }
+        (Some(h), Compat::LocalStack) => {
+            url = localstack_base(&shared.options.region, port_of(h));
+        }
+        (None, Compat::LocalStack) => {
+            push_queue_authority(&mut url, host_header, local);
+            url = localstack_base(&shared.options.region, port_of(&url));
+        }
     }
+    url
 }
 
 fn localstack_base(region: &str, port: &str) -> String {
@@ -245,23 +261,39 @@ fn port_of(authority: &str) -> &str {
         .trim_end_matches('/')
 }
 
+/// [`push_queue_authority`] into a new string.
+#[cfg(test)]
+fn queue_authority(header: Option<&str>, local: Option<SocketAddr>) -> String {
+    let mut out = String::new();
+    push_queue_authority(&mut out, header, local);
+    out
+}
+
 /// The `host:port` that queue URLs carry: the request's `Host` header when it is a plain
 /// authority, with the listening port added when it names none (the Ruby v1 SDK sends
 /// `Host: 127.0.0.1` to port 9324, and clients that follow queue URLs would then go to port
 /// 80); the listening address when the header is missing or is not an authority at all
 /// (`a/b?x#y` would break every queue URL built from it).
-fn queue_authority(header: Option<&str>, local: Option<SocketAddr>) -> String {
-    let fallback = || local.map_or_else(|| "localhost".to_owned(), |a| a.to_string());
+fn push_queue_authority(out: &mut String, header: Option<&str>, local: Option<SocketAddr>) {
+    use std::fmt::Write as _;
     let Some(h) = header.filter(|h| is_authority(h)) else {
-        return fallback();
+        match local {
+            Some(a) => {
+                let _ = write!(out, "{a}");
+            }
+            None => out.push_str("localhost"),
+        }
+        return;
     };
     let has_port = match h.rfind(']') {
         Some(end) => h[end..].contains(':'),
         None => h.contains(':'),
     };
-    match local {
-        Some(a) if !has_port => format!("{h}:{}", a.port()),
-        _ => h.to_owned(),
+    out.push_str(h);
+    if let Some(a) = local
+        && !has_port
+    {
+        let _ = write!(out, ":{}", a.port());
     }
 }
 
@@ -291,6 +323,9 @@ fn body_error(e: &(dyn std::error::Error + Send + Sync + 'static), limit: usize)
     }
 }
 
+/// Named once: a `&str` name is parsed, lowercased and copied on every response.
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-amzn-requestid");
+
 fn respond(resp: WireResponse, request_id: &str) -> Response<Full<Bytes>> {
     let mut out = Response::new(Full::new(Bytes::from(resp.body)));
     *out.status_mut() =
@@ -298,7 +333,7 @@ fn respond(resp: WireResponse, request_id: &str) -> Response<Full<Bytes>> {
     let h = out.headers_mut();
     h.insert(CONTENT_TYPE, HeaderValue::from_static(resp.content_type));
     if let Ok(v) = HeaderValue::from_str(request_id) {
-        h.insert("x-amzn-RequestId", v);
+        h.insert(REQUEST_ID, v);
     }
     for (name, value) in resp.headers {
         if let Ok(v) = HeaderValue::from_str(&value) {

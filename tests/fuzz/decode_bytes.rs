@@ -55,6 +55,6 @@ proptest! {
         // A query string reaches the wire layer as text; hyper hands it over as such.
         let query = query.map(|q| String::from_utf8_lossy(&q).into_owned());
         let req = request(proto, &env, target, query, body);
-        pipeline.run(&req);
+        pipeline.run(&req.wire());
     }
 }

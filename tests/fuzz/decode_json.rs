@@ -413,7 +413,7 @@ proptest! {
         write(&doc, &|s| pipeline.fill(s), &mut text);
         let body = damaged(text.into_bytes(), &damage);
         let req = request(Protocol::Json, &env, target, None, body);
-        pipeline.run(&req);
+        pipeline.run(&req.wire());
     }
 
     /// The decoders read bodies through a borrowed tree (`wire::json_tree`) rather than

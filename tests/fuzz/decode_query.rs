@@ -349,6 +349,6 @@ proptest! {
         }
         let query = (!query.is_empty()).then(|| query.join("&"));
         let req = request(proto, &env, None, query, body.join("&").into_bytes());
-        pipeline.run(&req);
+        pipeline.run(&req.wire());
     }
 }

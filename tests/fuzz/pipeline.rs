@@ -142,7 +142,7 @@ impl Pipeline {
     /// Decodes `req`; a rejection must be a well-formed error. A request that decodes is
     /// executed and its answer encoded, which must parse (or be a well-formed error) and never
     /// be a 5xx. Returns the response sent.
-    pub fn run(&self, req: &WireRequest) -> WireResponse {
+    pub fn run(&self, req: &WireRequest<'_>) -> WireResponse {
         let request_id = "fuzz-request-id";
         let decoded = match wire::decode(req, request_id) {
             Ok(d) => d,

@@ -308,6 +308,33 @@ pub fn envelope() -> BoxedStrategy<Envelope> {
         .boxed()
 }
 
+/// A wire request in `protocol` with this envelope, target, query string and body, owning
+/// what [`WireRequest`] borrows.
+pub struct OwnedRequest {
+    protocol: Protocol,
+    env: Envelope,
+    target: Option<String>,
+    query: Option<String>,
+    body: Vec<u8>,
+}
+
+impl OwnedRequest {
+    /// The request as the wire layer reads it.
+    pub fn wire(&self) -> WireRequest<'_> {
+        WireRequest {
+            protocol: self.protocol,
+            method: &self.env.method,
+            path: &self.env.path,
+            query: self.query.as_deref(),
+            target: self.target.as_deref(),
+            trace_header: self.env.trace_header.as_deref(),
+            authorization: self.env.authorization.as_deref(),
+            base_url: BASE_URL.to_owned(),
+            body: &self.body,
+        }
+    }
+}
+
 /// A wire request in `protocol` with this envelope, target, query string and body.
 pub fn request(
     protocol: Protocol,
@@ -315,16 +342,12 @@ pub fn request(
     target: Option<String>,
     query: Option<String>,
     body: Vec<u8>,
-) -> WireRequest {
-    WireRequest {
+) -> OwnedRequest {
+    OwnedRequest {
         protocol,
-        method: env.method.clone(),
-        path: env.path.clone(),
-        query,
+        env: env.clone(),
         target,
-        trace_header: env.trace_header.clone(),
-        authorization: env.authorization.clone(),
-        base_url: BASE_URL.to_owned(),
+        query,
         body,
     }
 }

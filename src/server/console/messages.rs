@@ -66,8 +66,8 @@ fn segments(path: &str) -> Vec<&str> {
 
 /// The account and region a console request names (`?region=&account=`), else the
 /// configured ones.
-fn scope_of(shared: &Shared, req: &WireRequest) -> Scope {
-    let f = crate::wire::form_fields(req.query.as_deref(), &[]).unwrap_or_default();
+fn scope_of(shared: &Shared, req: &WireRequest<'_>) -> Scope {
+    let f = crate::wire::form_fields(req.query, &[]).unwrap_or_default();
     let mut scope = shared.engine.default_scope();
     if let Some(r) = f.get("region").filter(|r| !r.is_empty()) {
         r.clone_into(&mut scope.region);
@@ -79,7 +79,7 @@ fn scope_of(shared: &Shared, req: &WireRequest) -> Scope {
 }
 
 /// The queue URL the console addresses a queue by: the form that names its region.
-fn url_of(req: &WireRequest, scope: &Scope, name: &str) -> String {
+fn url_of(req: &WireRequest<'_>, scope: &Scope, name: &str) -> String {
     format!(
         "{}/queue/{}/{}/{name}",
         req.base_url, scope.region, scope.account
@@ -99,8 +99,11 @@ fn no_queue(name: &str) -> WireResponse {
 }
 
 /// `GET /_localsqs/queues/<name>[/messages]`.
-pub(in crate::server) async fn messages_json(shared: &Shared, req: &WireRequest) -> WireResponse {
-    match segments(&req.path)[..] {
+pub(in crate::server) async fn messages_json(
+    shared: &Shared,
+    req: &WireRequest<'_>,
+) -> WireResponse {
+    match segments(req.path)[..] {
         [name] => match counts_of(shared, &scope_of(shared, req), name) {
             None => no_queue(name),
             Some(c) => json_response(
@@ -124,8 +127,11 @@ pub(in crate::server) async fn messages_json(shared: &Shared, req: &WireRequest)
 
 /// `DELETE /_localsqs/queues/<name>/messages/<message id>`: deletes one message by id,
 /// whatever its state, without receiving it first (which would count a receive).
-pub(in crate::server) async fn delete_message(shared: &Shared, req: &WireRequest) -> WireResponse {
-    match segments(&req.path)[..] {
+pub(in crate::server) async fn delete_message(
+    shared: &Shared,
+    req: &WireRequest<'_>,
+) -> WireResponse {
+    match segments(req.path)[..] {
         [name, "messages", id] => {
             let scope = scope_of(shared, req);
             if counts_of(shared, &scope, name).is_none() {
@@ -151,9 +157,8 @@ struct PageQuery {
     body_limit: usize,
 }
 
-fn page_query(req: &WireRequest) -> Result<PageQuery, WireResponse> {
-    let f =
-        crate::wire::form_fields(req.query.as_deref(), &[]).map_err(|e| error(400, &e.message))?;
+fn page_query(req: &WireRequest<'_>) -> Result<PageQuery, WireResponse> {
+    let f = crate::wire::form_fields(req.query, &[]).map_err(|e| error(400, &e.message))?;
     let id = f.get("id").filter(|v| !v.is_empty()).cloned();
     Ok(PageQuery {
         state: state_filter(f.get("state").map(String::as_str))?,
@@ -168,7 +173,7 @@ fn page_query(req: &WireRequest) -> Result<PageQuery, WireResponse> {
     })
 }
 
-async fn page(shared: &Shared, req: &WireRequest, name: &str) -> Result<Value, WireResponse> {
+async fn page(shared: &Shared, req: &WireRequest<'_>, name: &str) -> Result<Value, WireResponse> {
     let q = page_query(req)?;
     let scope = scope_of(shared, req);
     let counts = counts_of(shared, &scope, name).ok_or_else(|| no_queue(name))?;
@@ -418,15 +423,16 @@ mod tests {
         assert_eq!(odd.status, 404);
         let page = body(&messages_json(&s, &get(URL, None)).await);
         let id = page["messages"][0]["id"].as_str().expect("id").to_owned();
-        let mut del = get(&format!("{URL}/{id}"), None);
-        del.method = "DELETE".into();
+        let path = format!("{URL}/{id}");
+        let mut del = get(&path, None);
+        del.method = "DELETE";
         let resp = delete_message(&s, &del).await;
         assert_eq!(resp.status, 200, "{}", resp.body);
         let again = delete_message(&s, &del).await;
         assert_eq!(again.status, 404, "already gone");
         let after = body(&messages_json(&s, &get("/_localsqs/queues/q", None)).await);
         assert_eq!(after["visible"], 0);
-        del.path = "/_localsqs/queues/nope/messages/x".into();
+        del.path = "/_localsqs/queues/nope/messages/x";
         assert_eq!(delete_message(&s, &del).await.status, 404);
         assert!(BASE.starts_with("http://"));
         s.engine.close().await;
