@@ -25,6 +25,10 @@ pub fn escape_into(buf: &mut String, s: &str) {
     // Runs of characters that need nothing are copied whole; only the bytes that start an
     // escape or a character XML cannot carry are looked at one by one.
     let bytes = s.as_bytes();
+    if !may_need_escape(bytes) {
+        buf.push_str(s);
+        return;
+    }
     let (mut start, mut i) = (0, 0);
     while let Some(&b) = bytes.get(i) {
         let (replacement, len) = match b {
@@ -53,6 +57,16 @@ pub fn escape_into(buf: &mut String, s: &str) {
         start = i;
     }
     buf.push_str(&s[start..]);
+}
+
+/// Whether [`escape_into`] may have to change any byte of `bytes` (a lead byte 0xEF only may).
+/// Chunks are checked without an early exit, so that the compiler vectorises the common case.
+fn may_need_escape(bytes: &[u8]) -> bool {
+    bytes.chunks(32).any(|chunk| {
+        chunk.iter().fold(false, |any, &b| {
+            any | (b < 0x20) | (b == b'&') | (b == b'<') | (b == b'>') | (b == b'"') | (b == 0xEF)
+        })
+    })
 }
 
 /// Writes result members as XML elements.
@@ -324,13 +338,21 @@ mod tests {
             '\u{10000}',
         ]);
         all.extend(['\u{EFBF}', '\u{FBFF}', '\u{1F600}', '\u{10FFFF}']);
-        for s in [
+        // One character to change at every offset, across the 32-byte chunks of the fast path.
+        let long: Vec<String> = ["&", "<", "\"", "\r", "\u{1}", "\u{FFFE}", "\u{FFFD}"]
+            .iter()
+            .flat_map(|c| {
+                (0..70).map(move |i| format!("{}{c}{}", "a".repeat(i), "b".repeat(69 - i)))
+            })
+            .collect();
+        let fixed = [
             all.as_str(),
             "",
             "plain",
             "\u{FFFE}x\u{FFFF}",
             "a\u{EF}\u{BF}b",
-        ] {
+        ];
+        for s in fixed.into_iter().chain(long.iter().map(String::as_str)) {
             let mut buf = String::from("<");
             escape_into(&mut buf, s);
             assert_eq!(buf, format!("<{}", by_char(s)), "{s:?}");
