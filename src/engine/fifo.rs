@@ -53,6 +53,11 @@ impl FifoState {
         self.last_sequence = self.last_sequence.max(n);
     }
 
+    /// The highest sequence number issued or seen (0 when none).
+    pub fn last_sequence(&self) -> u128 {
+        self.last_sequence
+    }
+
     /// The next sequence number: `2^64 + ms × 256000 + counter`, strictly increasing (§4).
     pub fn next_sequence(&mut self, sent_ms: u64) -> u128 {
         let n = (SEQUENCE_BASE + u128::from(sent_ms) * 256_000).max(self.last_sequence + 1);

@@ -407,6 +407,11 @@ impl Queue {
             Op::ClearDedup(self.id),
             self.put_op(),
         ]);
+        if self.is_fifo() {
+            // Nothing left on disk holds the last number: without this, a restart in the same
+            // millisecond (a frozen test clock, say) would issue it again.
+            ops.push(Op::PutSequence(self.id, self.fifo_state.last_sequence()));
+        }
     }
 
     /// The stored result of a retried ReceiveRequestAttemptId, if every message it handed out

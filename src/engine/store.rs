@@ -93,6 +93,9 @@ pub(crate) enum Op {
     ClearDedup(u64),
     /// Insert or replace a move task (keyed by its id).
     PutTask(TaskRecord),
+    /// Remember a FIFO queue's highest sequence number (`meta`, `seq/<id>`), when PurgeQueue
+    /// removes the messages and deduplication entries it would otherwise be restored from.
+    PutSequence(u64, u128),
     /// Drop everything (the reset endpoint).
     ResetAll,
 }
@@ -174,6 +177,9 @@ pub(crate) enum Row {
     /// number is gone (`u64::MAX`: the queue was deleted). Comes after the queues and before
     /// any message.
     Purge(u64, u64),
+    /// A FIFO queue's highest sequence number, remembered at its last purge. Comes after the
+    /// queues and before any message.
+    Sequence(u64, u128),
     /// Queue id and record (all queues come before any message).
     Queue(u64, QueueRecord),
     /// Queue id, sequence number, what the index needs of the record (its body stays on disk),
@@ -196,6 +202,30 @@ pub(crate) struct Loaded {
 
 /// The prefix of the `meta` keys that record purges still being carried out.
 pub(super) const PURGE_KEY: &str = "purge/";
+/// The prefix of the `meta` keys that remember a FIFO queue's highest sequence number.
+pub(super) const SEQUENCE_KEY: &str = "seq/";
+
+/// The sequence numbers recorded in `meta`: `seq/<queue id>` → 16 bytes, big-endian.
+fn remembered_sequences(
+    meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
+) -> Result<Vec<(u64, u128)>, StoreError> {
+    let mut out = Vec::new();
+    for row in meta.range(SEQUENCE_KEY..).map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        let Some(id) = k.value().strip_prefix(SEQUENCE_KEY) else {
+            break;
+        };
+        let bad = || StoreError::Decode(format!("meta entry {}", k.value()));
+        let id = id.parse().map_err(|_| bad())?;
+        let n = v
+            .value()
+            .try_into()
+            .map(u128::from_be_bytes)
+            .map_err(|_| bad())?;
+        out.push((id, n));
+    }
+    Ok(out)
+}
 
 /// The purges recorded in `meta`: `purge/<queue id>` → the first sequence number kept.
 fn pending_purges(
@@ -521,9 +551,13 @@ pub(crate) fn load(
             super::record::decode_queue(v.value()).map_err(StoreError::Decode)?,
         ))?;
     }
-    let purges = pending_purges(&txn.open_table(META).map_err(redb_err)?)?;
+    let meta = txn.open_table(META).map_err(redb_err)?;
+    let purges = pending_purges(&meta)?;
     for &(id, below) in &purges {
         sink(Row::Purge(id, below))?;
+    }
+    for (id, n) in remembered_sequences(&meta)? {
+        sink(Row::Sequence(id, n))?;
     }
     out.purges.clone_from(&purges);
     super::scan::messages(db, &purges, sink)?;

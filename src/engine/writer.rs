@@ -21,8 +21,8 @@ use super::disk::{self, DiskFaults};
 use super::metrics::EngineMetrics;
 use super::record::encode;
 use super::store::{
-    DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, PURGE_KEY, QUEUES, StoreError, TASKS,
-    TOMBSTONES, redb_err,
+    DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, PURGE_KEY, QUEUES, SEQUENCE_KEY,
+    StoreError, TASKS, TOMBSTONES, redb_err,
 };
 
 /// How often a failed store tries to reopen its file.
@@ -337,6 +337,9 @@ fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Resul
                         .retain_in((*id, "")..(*id + 1, ""), |_, _| false)
                         .map_err(redb_err)?;
                     record_purge(&txn, *id, u64::MAX, purges)?;
+                    let mut meta = txn.open_table(META).map_err(redb_err)?;
+                    meta.remove(format!("{SEQUENCE_KEY}{id}").as_str())
+                        .map_err(redb_err)?;
                 }
                 Op::ClearQueue(id) => {
                     // Everything written so far goes; messages sent after the purge get
@@ -407,6 +410,19 @@ fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Resul
                     table!(tasks, txn, TASKS)
                         .retain(|_, _| false)
                         .map_err(redb_err)?;
+                    // Queue ids start again from 1; remembered numbers must not carry over.
+                    txn.open_table(META)
+                        .map_err(redb_err)?
+                        .retain_in(SEQUENCE_KEY.."seq0", |_, _| false)
+                        .map_err(redb_err)?;
+                }
+                Op::PutSequence(id, n) => {
+                    let mut meta = txn.open_table(META).map_err(redb_err)?;
+                    meta.insert(
+                        format!("{SEQUENCE_KEY}{id}").as_str(),
+                        n.to_be_bytes().as_slice(),
+                    )
+                    .map_err(redb_err)?;
                 }
                 Op::PutTask(rec) => {
                     table!(tasks, txn, TASKS)
@@ -490,7 +506,7 @@ mod tests {
             match row {
                 Row::Purge(q, below) => seen.push(format!("purge {q} below {below}")),
                 Row::Message(q, s, rec, _) => seen.push(format!("{q}/{s} {}", rec.sent_ms)),
-                Row::Queue(..) => {}
+                Row::Queue(..) | Row::Sequence(..) => {}
             }
             Ok(())
         })

@@ -480,20 +480,6 @@ impl Model {
         (0..QUEUES).flat_map(move |q| self.queues[q].msgs.iter().map(move |m| (q, m)))
     }
 
-    /// After a restart. Strictly, FIFO sequence numbers keep growing. localsqs today restores
-    /// the last number from the messages and deduplication entries on disk, so after a purge
-    /// (or once they are gone) a restart at the same millisecond can issue a number again.
-    pub fn reopened(&mut self) {
-        if strict() {
-            return;
-        }
-        for q in &mut self.queues {
-            let kept = q.msgs.iter().filter_map(|m| m.sequence);
-            let remembered = q.dedup.values().map(|d| d.sequence);
-            q.last_sequence = kept.chain(remembered).max().unwrap_or(0);
-        }
-    }
-
     /// How many messages the model holds in all.
     pub fn total(&self) -> usize {
         self.queues.iter().map(|q| q.msgs.len()).sum()
