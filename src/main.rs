@@ -98,6 +98,10 @@ struct Flags {
     /// poll fails with OverLimit and a FIFO receive returns nothing more. 0 lifts the limit.
     #[arg(long, env = "LOCALSQS_MAX_INFLIGHT", default_value_t = 120_000)]
     max_inflight: usize,
+    /// Most queues this server holds (about 6 KiB of memory each): past it CreateQueue fails
+    /// with OverLimit. 0 lifts the limit.
+    #[arg(long, env = "LOCALSQS_MAX_QUEUES", default_value_t = 100_000)]
+    max_queues: usize,
     /// Durable mode: MiB of recently sent message records kept in memory; older ones are read
     /// back from disk on receive, so memory stays flat however deep the backlog.
     #[arg(long, env = "LOCALSQS_BODY_CACHE_MIB", default_value_t = 32)]
@@ -214,6 +218,7 @@ fn main() -> ExitCode {
     };
     let engine = EngineFlags {
         max_inflight: (f.max_inflight > 0).then_some(f.max_inflight),
+        max_queues: (f.max_queues > 0).then_some(f.max_queues),
         body_cache_bytes: f.body_cache_mib.saturating_mul(1 << 20),
     };
     runtime.block_on(run(options, engine))
@@ -222,6 +227,7 @@ fn main() -> ExitCode {
 /// The engine settings given on the command line.
 struct EngineFlags {
     max_inflight: Option<usize>,
+    max_queues: Option<usize>,
     body_cache_bytes: usize,
 }
 
@@ -232,6 +238,7 @@ async fn run(options: ServerOptions, engine: EngineFlags) -> ExitCode {
     );
     let server = match localsqs::Server::with_options(options)
         .max_inflight(engine.max_inflight)
+        .max_queues(engine.max_queues)
         .body_cache_bytes(engine.body_cache_bytes)
         .start()
         .await

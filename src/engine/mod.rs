@@ -78,6 +78,11 @@ pub struct EngineOptions {
     /// returns nothing more; FIFO receives also look for available groups only among a queue's
     /// first this-many messages (§6.9). `None` lifts both.
     pub max_inflight: Option<usize>,
+    /// Most queues the server holds, across accounts and regions (100,000 by default, about
+    /// 6 KiB of memory each when empty): past it CreateQueue fails with OverLimit. AWS sets no
+    /// such limit; an emulator must not let clients grow its memory without bound. `None`
+    /// lifts it.
+    pub max_queues: Option<usize>,
 }
 
 impl Default for EngineOptions {
@@ -91,6 +96,7 @@ impl Default for EngineOptions {
             enforce_cooloffs: false,
             disk_faults: None,
             max_inflight: Some(120_000),
+            max_queues: Some(100_000),
         }
     }
 }

@@ -112,6 +112,17 @@ impl Engine {
                         "You must wait 60 seconds after deleting a queue before you can create another with the same name.",
                     ));
                 }
+                if let Some(max) = self.inner.cfg.max_queues
+                    && reg.len() >= max
+                {
+                    // [E] Not an AWS limit, so not AWS's text.
+                    return Err(SqsError::new(
+                        ErrorCode::OverLimit,
+                        format!(
+                            "This localsqs has reached its limit of {max} queues. Delete a queue, or start localsqs with a higher --max-queues."
+                        ),
+                    ));
+                }
                 let mut attrs = QueueAttributes::defaults(fifo);
                 attrs.apply(&settings);
                 let tags = c.tags.into_iter().collect();

@@ -70,6 +70,11 @@ impl Registry {
         self.next_queue_id = self.next_queue_id.max(id + 1);
     }
 
+    /// How many queues there are.
+    pub fn len(&self) -> usize {
+        self.queues.len()
+    }
+
     /// The id the next new queue gets (ids are never reused within a run).
     pub fn next_id(&self) -> u64 {
         self.next_queue_id

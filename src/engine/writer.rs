@@ -410,7 +410,7 @@ fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Resul
                     table!(tasks, txn, TASKS)
                         .retain(|_, _| false)
                         .map_err(redb_err)?;
-                    // Queue ids start again from 1; remembered numbers must not carry over.
+                    // The numbers go with the queues they belong to.
                     txn.open_table(META)
                         .map_err(redb_err)?
                         .retain_in(SEQUENCE_KEY.."seq0", |_, _| false)

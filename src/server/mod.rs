@@ -126,6 +126,8 @@ pub struct Server {
     disk_faults: Option<Arc<crate::engine::DiskFaults>>,
     /// Most messages in flight per queue ([`EngineOptions::max_inflight`]).
     max_inflight: Option<usize>,
+    /// Most queues ([`EngineOptions::max_queues`]).
+    max_queues: Option<usize>,
     /// Durable mode's body cache ([`EngineOptions::body_cache_bytes`]).
     body_cache_bytes: usize,
     faults: Vec<faults::FaultRule>,
@@ -159,6 +161,7 @@ impl Server {
             options,
             disk_faults: None,
             max_inflight: EngineOptions::default().max_inflight,
+            max_queues: EngineOptions::default().max_queues,
             body_cache_bytes: EngineOptions::default().body_cache_bytes,
             faults: Vec::new(),
             push: Vec::new(),
@@ -200,6 +203,14 @@ impl Server {
     #[must_use]
     pub fn max_inflight(mut self, limit: Option<usize>) -> Self {
         self.max_inflight = limit;
+        self
+    }
+
+    /// Holds at most this many queues, 100,000 by default (`None`: no limit); past it
+    /// CreateQueue fails with OverLimit.
+    #[must_use]
+    pub fn max_queues(mut self, limit: Option<usize>) -> Self {
+        self.max_queues = limit;
         self
     }
 
@@ -287,6 +298,7 @@ impl Server {
                 enforce_cooloffs: self.options.enforce_cooloffs,
                 disk_faults: self.disk_faults,
                 max_inflight: self.max_inflight,
+                max_queues: self.max_queues,
                 body_cache_bytes: self.body_cache_bytes,
                 ..EngineOptions::default()
             },

@@ -381,3 +381,43 @@ async fn durable_state_survives_restart() {
     assert_eq!(t.counts(&url).await, (0, 0, 0));
     t.shutdown().await;
 }
+
+/// The queue count is bounded (`Server::max_queues`, `--max-queues`): past it CreateQueue fails
+/// with OverLimit; asking again for a queue that exists still answers its URL, and deleting a
+/// queue makes room.
+#[tokio::test]
+async fn the_queue_count_is_bounded() {
+    assert_eq!(
+        localsqs::engine::EngineOptions::default().max_queues,
+        Some(100_000)
+    );
+    let server = localsqs::Server::builder()
+        .max_queues(Some(2))
+        .start()
+        .await
+        .expect("server starts");
+    let client = crate::harness::client(&server.endpoint());
+    let create = |name: &'static str| client.create_queue().queue_name(name).send();
+    let a = create("a").await.expect("first").queue_url.expect("url");
+    create("b").await.expect("second");
+    crate::harness::expect_error(
+        "a third queue",
+        create("c").await,
+        403,
+        "OverLimit",
+        Some(
+            "This localsqs has reached its limit of 2 queues. Delete a queue, or start localsqs with a higher --max-queues.",
+        ),
+    );
+    let again = create("a")
+        .await
+        .expect("an existing queue is not a new one");
+    assert_eq!(again.queue_url.as_deref(), Some(a.as_str()));
+    client
+        .delete_queue()
+        .queue_url(&a)
+        .send()
+        .await
+        .expect("delete");
+    create("c").await.expect("room again after a delete");
+}
