@@ -19,7 +19,9 @@ use crate::command::{
 use crate::error::{SqsError, SqsResult};
 
 /// Adds messages taken from a source queue to its dead-letter queue `dlq`: same id, body,
-/// attributes, send time and receive count, plus DeadLetterQueueSourceArn (§6.10, G-26).
+/// attributes, send time and receive count, plus DeadLetterQueueSourceArn (§6.10, G-26). In a
+/// FIFO dead-letter queue the deduplication id becomes the message id, so that two messages
+/// that shared one are kept apart (AWS developer guide, "dead-letter queue redrive").
 pub(super) fn arrive(
     dlq: &mut Queue,
     moved: Vec<(MessageRecord, StateRecord)>,
@@ -28,6 +30,9 @@ pub(super) fn arrive(
     ops: &mut Vec<Op>,
 ) {
     for (mut rec, state) in moved {
+        if dlq.is_fifo() {
+            rec.extra_mut().dedup_id = Some(rec.message_id());
+        }
         rec.extra_mut().dead_letter_source_arn = Some(source_arn.to_owned());
         let state = StateRecord {
             visible_at_ms: now,

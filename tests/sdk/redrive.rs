@@ -351,6 +351,12 @@ async fn fifo_poison_message_moves_and_frees_its_group() {
         sys(&m, &MessageSystemAttributeName::MessageGroupId),
         Some("g")
     );
+    // In a FIFO dead-letter queue the deduplication id (here content-based, a SHA-256) is
+    // replaced with the message id (§6.10).
+    assert_eq!(
+        sys(&m, &MessageSystemAttributeName::MessageDeduplicationId),
+        Some(ids["poison"].as_str())
+    );
     assert_eq!(
         m.md5_of_message_attributes(),
         Some("adb59cd4678ea5a855436b949cd07ab6"),
