@@ -19,6 +19,10 @@ use serde::{Deserialize, Serialize};
 use crate::command::{Action, Command, Message};
 use crate::error::{ErrorCode, SqsError};
 
+/// Most fault rules active at once: every SQS request is checked against each of them, so an
+/// unbounded list would let a client slow the server down and grow its memory.
+pub const MAX_RULES: usize = 1000;
+
 /// The AWS errors a rule may answer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum InjectedError {
@@ -228,14 +232,19 @@ impl Faults {
         tracing::debug!(kind, "fault injected");
     }
 
-    /// Adds a rule and returns its id.
+    /// Adds a rule and returns its id; refused past [`MAX_RULES`].
     pub fn add(&self, rule: FaultRule) -> Result<String, String> {
         rule.validate()?;
+        let mut rules = self.lock();
+        if rules.len() >= MAX_RULES {
+            return Err(format!(
+                "at most {MAX_RULES} fault rules can be active; remove some first"
+            ));
+        }
         let id = format!("fault-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let rng = rule
             .seed
             .map_or_else(fastrand::Rng::new, fastrand::Rng::with_seed);
-        let mut rules = self.lock();
         rules.push(Active {
             id: id.clone(),
             rule,
@@ -443,6 +452,25 @@ mod tests {
         let hits = first.iter().filter(|e| **e).count();
         assert!((60..=140).contains(&hits), "{hits} of 200");
         assert_eq!(first, run(), "the same seed gives the same faults");
+    }
+
+    #[test]
+    fn at_most_max_rules_are_active() {
+        let f = Faults::new();
+        let rule = || FaultRule {
+            error: Some(InjectedError::ServiceUnavailable),
+            ..FaultRule::default()
+        };
+        let ids: Vec<String> = (0..MAX_RULES)
+            .map(|_| f.add(rule()).expect("under the limit"))
+            .collect();
+        let err = f.add(rule()).expect_err("one too many");
+        assert_eq!(
+            err,
+            "at most 1000 fault rules can be active; remove some first"
+        );
+        assert!(f.remove(&ids[0]));
+        f.add(rule()).expect("room again after a removal");
     }
 
     #[test]

@@ -36,6 +36,10 @@ use crate::command::{Command, GetQueueUrl, RequestContext};
 use crate::engine::{Clock, Engine};
 use crate::wire::WireResponse;
 
+/// Most push targets at once: each runs up to 1,000 pollers, so an unbounded list would let a
+/// client spawn tasks without limit.
+pub const MAX_TARGETS: usize = 100;
+
 /// Path of the push-target endpoints.
 pub const PUSH_PATH: &str = "/_localsqs/push";
 
@@ -256,8 +260,14 @@ impl PushTargets {
     }
 
     /// Adds a target and returns its id; its pollers start at once on a running server.
+    /// Refused past [`MAX_TARGETS`].
     pub fn add(&self, target: PushTarget) -> Result<String, String> {
         let target = Arc::new(target.compile()?);
+        if self.lock().targets.len() >= MAX_TARGETS {
+            return Err(format!(
+                "at most {MAX_TARGETS} push targets can be active; remove some first"
+            ));
+        }
         let id = format!("push-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
         let mut active = Active {
             id: id.clone(),

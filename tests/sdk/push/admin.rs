@@ -20,6 +20,32 @@ async fn call(t: &TestServer, method: &str, path: &str, body: &str) -> (u16, Val
     (resp.status, v)
 }
 
+/// At most `MAX_TARGETS` targets at once: the next is refused with 400 until one is removed.
+#[tokio::test]
+async fn push_targets_are_bounded() {
+    let t = TestServer::start().await;
+    t.create_queue("many", &[]).await;
+    let body =
+        json!({ "queue": "many", "url": "http://127.0.0.1:9/", "max_concurrency": 1 }).to_string();
+    for i in 1..=localsqs::server::push::MAX_TARGETS {
+        let (status, v) = call(&t, "POST", "/_localsqs/push", &body).await;
+        assert_eq!((status, &v), (200, &json!({ "id": format!("push-{i}") })));
+    }
+    let (status, v) = call(&t, "POST", "/_localsqs/push", &body).await;
+    assert_eq!(
+        (status, v["error"].as_str()),
+        (
+            400,
+            Some("at most 100 push targets can be active; remove some first")
+        )
+    );
+    let (status, _) = call(&t, "DELETE", "/_localsqs/push/push-7", "").await;
+    assert_eq!(status, 200);
+    let (status, v) = call(&t, "POST", "/_localsqs/push", &body).await;
+    assert_eq!(status, 200, "room again after a removal: {v}");
+    t.shutdown().await;
+}
+
 #[tokio::test]
 async fn push_targets_are_added_listed_and_removed_over_http() {
     let t = TestServer::start().await;
