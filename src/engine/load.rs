@@ -68,7 +68,8 @@ pub(super) fn registry_from(
         .map(Task::from_record)
         .collect::<Result<Vec<_>, _>>()
         .map_err(StoreError::Decode)?;
-    tasks.sort_by_key(|t| t.started_ms);
+    // Start order: ids of tasks started in the same millisecond sort in start order.
+    tasks.sort_by(|a, b| (a.started_ms, &a.id).cmp(&(b.started_ms, &b.id)));
     *reg.tasks_mut() = tasks;
     Ok(reg)
 }

@@ -371,6 +371,12 @@ impl Engine {
         self.lock().tombstone_count()
     }
 
+    /// How many message move tasks the engine keeps (at most ten per source queue).
+    #[must_use]
+    pub fn task_count(&self) -> usize {
+        self.lock().tasks().len()
+    }
+
     /// Runs `f` in `scope` (for calls outside [`Engine::execute`], such as the peek).
     pub fn in_scope<R>(&self, scope: Scope, f: impl FnOnce() -> R) -> R {
         scope::within_sync(Arc::new(scope), f)

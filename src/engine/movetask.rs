@@ -103,7 +103,7 @@ impl Engine {
                     "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
                 ));
             }
-            let id = self.inner.ids.uuid();
+            let id = super::task::new_task_id(now, reg.tasks(), &self.inner.ids.uuid());
             let handle =
                 STANDARD.encode(json!({ "taskId": id, "sourceArn": c.source_arn }).to_string());
             let task = Task {
@@ -118,9 +118,15 @@ impl Engine {
                 failure_reason: None,
                 started_ms: now,
             };
-            let op = task.put_op();
+            let mut ops = vec![task.put_op()];
             reg.tasks_mut().push(task.clone());
-            (task, self.inner.store.submit(vec![op]))
+            super::task::forget_tasks(
+                reg.tasks_mut(),
+                &c.source_arn,
+                super::task::KEPT_PER_SOURCE,
+                &mut ops,
+            );
+            (task, self.inner.store.submit(ops))
         };
         self.commit(commit).await?;
         self.spawn_mover(task.id.clone());

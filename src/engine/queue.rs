@@ -196,6 +196,7 @@ impl Engine {
             if let Some(q) = reg.remove(id) {
                 reg.tombstone(q.arn(), now);
                 ops.push(Op::PutTombstone(q.arn(), now));
+                super::task::forget_tasks(reg.tasks_mut(), &q.arn(), 0, &mut ops);
                 q.wake();
             }
             self.inner.store.submit(ops)

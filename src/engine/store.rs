@@ -93,6 +93,8 @@ pub(crate) enum Op {
     ClearDedup(u64),
     /// Insert or replace a move task (keyed by its id).
     PutTask(TaskRecord),
+    /// Forget a move task.
+    DeleteTask(String),
     /// Remember a FIFO queue's highest sequence number (`meta`, `seq/<id>`), when PurgeQueue
     /// removes the messages and deduplication entries it would otherwise be restored from.
     PutSequence(u64, u128),

@@ -424,6 +424,11 @@ fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Resul
                     )
                     .map_err(redb_err)?;
                 }
+                Op::DeleteTask(id) => {
+                    table!(tasks, txn, TASKS)
+                        .remove(id.as_str())
+                        .map_err(redb_err)?;
+                }
                 Op::PutTask(rec) => {
                     table!(tasks, txn, TASKS)
                         .insert(rec.id.as_str(), encode(rec).as_slice())

@@ -317,3 +317,67 @@ async fn running_task_survives_a_restart() {
     assert_eq!(got_ids, expected);
     t.shutdown().await;
 }
+
+/// A source keeps its ten newest tasks: ListMessageMoveTasks still lists those, newest first,
+/// after many more have run, and older finished ones are forgotten, also on disk (so the list
+/// cannot grow with every task a client starts). Deleting the source forgets the rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_source_keeps_its_ten_newest_tasks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(ManualClock::new(START_MS));
+    let t = TestServer::start_with(clock.clone(), Some(dir.path())).await;
+    let dlq = t.create_queue("dlq", &[]).await;
+    let dlq_arn = arn(&t, &dlq).await;
+    let src = quick_source(&t, "src", &dlq_arn).await;
+    let mut rates = Vec::new();
+    for rate in 1..=14 {
+        poison(&t, &src, &[&format!("m{rate}")]).await;
+        start_task(&t, &dlq_arn, None, Some(rate)).await;
+        wait_status(&t, &dlq_arn, "COMPLETED").await;
+        rates.push(rate);
+    }
+    let newest: Vec<i32> = rates.iter().rev().take(10).copied().collect();
+    let listed = |t: &TestServer| {
+        let (client, arn) = (t.client.clone(), dlq_arn.clone());
+        async move {
+            client
+                .list_message_move_tasks()
+                .source_arn(arn)
+                .max_results(10)
+                .send()
+                .await
+                .expect("ListMessageMoveTasks")
+                .results()
+                .iter()
+                .map(|e| e.max_number_of_messages_per_second().expect("a rate"))
+                .collect::<Vec<i32>>()
+        }
+    };
+    assert_eq!(listed(&t).await, newest);
+    assert_eq!(
+        t.server.engine().task_count(),
+        10,
+        "the four oldest are forgotten"
+    );
+    t.shutdown().await;
+
+    let t = TestServer::start_with(clock.clone(), Some(dir.path())).await;
+    assert_eq!(
+        t.server.engine().task_count(),
+        10,
+        "and stay forgotten on disk"
+    );
+    assert_eq!(listed(&t).await, newest);
+    // Deleting the source queue forgets its tasks: nothing can list or cancel them any more.
+    t.client
+        .delete_queue()
+        .queue_url(&dlq)
+        .send()
+        .await
+        .expect("DeleteQueue");
+    assert_eq!(t.server.engine().task_count(), 0);
+    t.shutdown().await;
+    let t = TestServer::start_with(clock, Some(dir.path())).await;
+    assert_eq!(t.server.engine().task_count(), 0, "also on disk");
+    t.shutdown().await;
+}
