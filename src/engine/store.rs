@@ -207,47 +207,22 @@ pub(super) const PURGE_KEY: &str = "purge/";
 /// The prefix of the `meta` keys that remember a FIFO queue's highest sequence number.
 pub(super) const SEQUENCE_KEY: &str = "seq/";
 
-/// The sequence numbers recorded in `meta`: `seq/<queue id>` → 16 bytes, big-endian.
-fn remembered_sequences(
+/// The `meta` entries `<prefix><queue id>` → a big-endian number of `N` bytes: purges still
+/// being carried out (`purge/`, the first sequence number kept, 8 bytes) and remembered FIFO
+/// sequence numbers (`seq/`, 16 bytes).
+fn queue_entries<const N: usize>(
     meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
-) -> Result<Vec<(u64, u128)>, StoreError> {
+    prefix: &str,
+) -> Result<Vec<(u64, [u8; N])>, StoreError> {
     let mut out = Vec::new();
-    for row in meta.range(SEQUENCE_KEY..).map_err(redb_err)? {
+    for row in meta.range(prefix..).map_err(redb_err)? {
         let (k, v) = row.map_err(redb_err)?;
-        let Some(id) = k.value().strip_prefix(SEQUENCE_KEY) else {
+        let Some(id) = k.value().strip_prefix(prefix) else {
             break;
         };
         let bad = || StoreError::Decode(format!("meta entry {}", k.value()));
         let id = id.parse().map_err(|_| bad())?;
-        let n = v
-            .value()
-            .try_into()
-            .map(u128::from_be_bytes)
-            .map_err(|_| bad())?;
-        out.push((id, n));
-    }
-    Ok(out)
-}
-
-/// The purges recorded in `meta`: `purge/<queue id>` → the first sequence number kept.
-fn pending_purges(
-    meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
-) -> Result<Vec<(u64, u64)>, StoreError> {
-    let mut out = Vec::new();
-    for row in meta.range(PURGE_KEY..).map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        let Some(id) = k.value().strip_prefix(PURGE_KEY) else {
-            break;
-        };
-        let id = id
-            .parse()
-            .map_err(|_| StoreError::Decode(format!("meta key {}", k.value())))?;
-        let below = v
-            .value()
-            .try_into()
-            .map(u64::from_be_bytes)
-            .map_err(|_| StoreError::Decode(format!("meta value of {}", k.value())))?;
-        out.push((id, below));
+        out.push((id, v.value().try_into().map_err(|_| bad())?));
     }
     Ok(out)
 }
@@ -554,12 +529,15 @@ pub(crate) fn load(
         ))?;
     }
     let meta = txn.open_table(META).map_err(redb_err)?;
-    let purges = pending_purges(&meta)?;
+    let purges: Vec<(u64, u64)> = queue_entries(&meta, PURGE_KEY)?
+        .into_iter()
+        .map(|(id, below)| (id, u64::from_be_bytes(below)))
+        .collect();
     for &(id, below) in &purges {
         sink(Row::Purge(id, below))?;
     }
-    for (id, n) in remembered_sequences(&meta)? {
-        sink(Row::Sequence(id, n))?;
+    for (id, n) in queue_entries(&meta, SEQUENCE_KEY)? {
+        sink(Row::Sequence(id, u128::from_be_bytes(n)))?;
     }
     out.purges.clone_from(&purges);
     super::scan::messages(db, &purges, sink)?;
