@@ -282,7 +282,7 @@ pub(super) fn decode_handle(handle: &str, queue_id: u64) -> SqsResult<Receipt> {
 
 /// A generated message id as stored. Ids that are not UUIDs (never produced by the id
 /// generators) are hashed into one so that nothing panics.
-fn parse_id(id: &str) -> uuid::Uuid {
+pub(super) fn parse_id(id: &str) -> uuid::Uuid {
     uuid::Uuid::parse_str(id)
         .unwrap_or_else(|_| uuid::Uuid::from_u64_pair(fingerprint(id.as_bytes()), 0))
 }

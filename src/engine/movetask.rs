@@ -312,8 +312,10 @@ impl Engine {
                 break;
             }
             let dest = reg.get_mut(target)?;
-            // [E] A moved message starts afresh in its destination: new send time and receive
-            // count, no DLQ source; id, body and attributes are kept.
+            // A moved message is a new message in its destination: a new id and enqueue time,
+            // so its retention starts again (AWS developer guide, "dead-letter queue
+            // redrive"); [E] a fresh receive count and no DLQ source. Body and attributes stay.
+            rec.id = super::message::parse_id(&self.inner.ids.uuid());
             rec.extra_mut().dead_letter_source_arn = None;
             rec.sent_ms = dest.send_time(now);
             rec.delay_s = 0;

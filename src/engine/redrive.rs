@@ -19,9 +19,10 @@ use crate::command::{
 use crate::error::{SqsError, SqsResult};
 
 /// Adds messages taken from a source queue to its dead-letter queue `dlq`: same id, body,
-/// attributes, send time and receive count, plus DeadLetterQueueSourceArn (§6.10, G-26). In a
-/// FIFO dead-letter queue the deduplication id becomes the message id, so that two messages
-/// that shared one are kept apart (AWS developer guide, "dead-letter queue redrive").
+/// attributes, send time and receive count, plus DeadLetterQueueSourceArn (§6.10, G-26). A
+/// FIFO dead-letter queue differs in two ways (AWS developer guide): the message's enqueue
+/// time resets, so its retention counts from the move, and its deduplication id becomes its
+/// message id, so that two messages that shared one are kept apart.
 pub(super) fn arrive(
     dlq: &mut Queue,
     moved: Vec<(MessageRecord, StateRecord)>,
@@ -32,6 +33,8 @@ pub(super) fn arrive(
     for (mut rec, state) in moved {
         if dlq.is_fifo() {
             rec.extra_mut().dedup_id = Some(rec.message_id());
+            // [E] SentTimestamp is the enqueue time AWS resets; only the retention is [D].
+            rec.sent_ms = dlq.send_time(now);
         }
         rec.extra_mut().dead_letter_source_arn = Some(source_arn.to_owned());
         let state = StateRecord {

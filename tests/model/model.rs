@@ -3,7 +3,8 @@
 //! A queue is a list of messages in arrival order. A message is *ready* when its visibility
 //! time has come, *in flight* when it has been received and is hidden, *delayed* when it has
 //! never been received and is hidden (docs/protocol.md §6.6–§6.10, §6.15). Retention counts
-//! from the original send, also in a dead-letter queue. FIFO queues deduplicate for five
+//! from the original send, also in a standard dead-letter queue; a FIFO dead-letter queue
+//! counts from the move. FIFO queues deduplicate for five
 //! minutes, keep each group in order, and serve nothing of a group with a message in flight.
 //!
 //! Where SQS leaves latitude (which FIFO group is served first, and so the order in which
@@ -22,34 +23,6 @@ pub const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
 pub const MAX_VISIBILITY_MS: u64 = 43_200_000;
 /// FIFO sequence numbers are at least 2^64 (docs/protocol.md §4, G-23).
 pub const SEQUENCE_BASE: u128 = 1 << 64;
-
-/// How retention is counted in a dead-letter queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retention {
-    /// As AWS documents it: each message expires on its own, from its original send in a
-    /// standard queue and from its move into a FIFO dead-letter queue.
-    Aws,
-    /// As localsqs does today: from the original send in both kinds, so a message moved into a
-    /// FIFO dead-letter queue keeps its original retention (docs/testing.md, "Known
-    /// differences"). Each message still expires on its own.
-    EngineToday,
-}
-
-/// Whether the model holds the engine to AWS's behaviour where localsqs is known to differ
-/// today (`LOCALSQS_MODEL_STRICT=1`); by default it follows localsqs there, so that the suite
-/// passes while the differences are open (docs/testing.md, "Known differences").
-pub fn strict() -> bool {
-    std::env::var("LOCALSQS_MODEL_STRICT").is_ok_and(|v| v == "1")
-}
-
-/// The retention rule in force.
-pub fn retention() -> Retention {
-    if strict() {
-        Retention::Aws
-    } else {
-        Retention::EngineToday
-    }
-}
 
 /// One message.
 #[derive(Debug, Clone)]
@@ -354,9 +327,11 @@ impl Model {
             m.dlq_source = Some(q);
             let target = &mut self.queues[dlq];
             // Standard queues keep the original enqueue time; FIFO queues reset it (AWS
-            // developer guide, "Setting-up dead-letter queue retention").
-            if target.setup.fifo && retention() == Retention::Aws {
+            // developer guide, "Setting-up dead-letter queue retention"), and localsqs shows
+            // the reset as the SentTimestamp too (docs/protocol.md §6.10).
+            if target.setup.fifo {
                 m.enqueued_ms = self.now;
+                m.sent_ms = self.now;
             }
             if let Some(n) = m.sequence {
                 target.last_sequence = target.last_sequence.max(n);

@@ -197,3 +197,71 @@ async fn a_moved_message_expires_behind_a_younger_one() {
     );
     t.shutdown().await;
 }
+
+/// A message moved into a FIFO dead-letter queue starts its retention again there (AWS resets
+/// its enqueue time), so an old message is not expired on arrival; its SentTimestamp is the
+/// move.
+#[tokio::test]
+async fn a_fifo_dead_letter_queue_counts_retention_from_the_move() {
+    use aws_sdk_sqs::types::{MessageSystemAttributeName as S, QueueAttributeName as A};
+    let t = TestServer::start().await;
+    let fifo = (A::FifoQueue, "true");
+    let dlq = t
+        .create_queue(
+            "kept-dlq.fifo",
+            &[fifo.clone(), (A::MessageRetentionPeriod, "60")],
+        )
+        .await;
+    let dlq_arn = super::harness::arn(&t, &dlq).await;
+    let src = t
+        .create_queue(
+            "kept-src.fifo",
+            &[
+                fifo,
+                (A::ContentBasedDeduplication, "true"),
+                (A::VisibilityTimeout, "0"),
+                (A::RedrivePolicy, &super::harness::policy(&dlq_arn, 1)),
+            ],
+        )
+        .await;
+    t.client
+        .send_message()
+        .queue_url(&src)
+        .message_body("old")
+        .message_group_id("g")
+        .send()
+        .await
+        .expect("SendMessage");
+    t.receive(&src, 1).await;
+    t.advance_secs(90);
+    let moved_at = super::harness::START_MS + 90_000;
+    assert!(
+        t.receive(&src, 1).await.is_empty(),
+        "moves 'old' to the DLQ"
+    );
+    t.server.engine().sweep();
+    assert_eq!(t.counts(&dlq).await, (1, 0, 0), "90 s old, yet kept");
+    let m = super::harness::only(
+        super::harness::receive_full(&t, &dlq, 1).await,
+        "in the DLQ",
+    );
+    assert_eq!(
+        super::harness::sys(&m, &S::SentTimestamp),
+        Some(moved_at.to_string().as_str())
+    );
+    t.client
+        .change_message_visibility()
+        .queue_url(&dlq)
+        .receipt_handle(m.receipt_handle().expect("handle"))
+        .visibility_timeout(0)
+        .send()
+        .await
+        .expect("made visible again");
+    t.advance_secs(59);
+    t.server.engine().sweep();
+    assert_eq!(t.counts(&dlq).await, (1, 0, 0), "59 s after the move");
+    t.advance_secs(2);
+    t.server.engine().sweep();
+    assert_eq!(t.counts(&dlq).await, (0, 0, 0), "61 s after the move");
+    t.shutdown().await;
+}

@@ -61,10 +61,18 @@ async fn redrive_back_to_the_source_queues() {
         assert_eq!(sorted_bodies(&got), expected, "back in {url}");
         for m in &got {
             let body = m.body().expect("Body");
+            // A redriven message is a new message: a new id, and its send time is the move.
+            let id = m.message_id().expect("MessageId");
+            assert_ne!(id, ids[body], "{body} gets a new id");
+            assert!(uuid::Uuid::parse_str(id).is_ok(), "{id}");
             assert_eq!(
-                m.message_id(),
-                Some(ids[body].as_str()),
-                "{body} keeps its id"
+                m.attributes()
+                    .and_then(
+                        |a| a.get(&aws_sdk_sqs::types::MessageSystemAttributeName::SentTimestamp)
+                    )
+                    .map(String::as_str),
+                Some(first_started.to_string().as_str()),
+                "{body}: sent at the move"
             );
             assert_eq!(receive_count(m), "1", "{body}: a fresh receive count");
             assert_eq!(
@@ -138,7 +146,7 @@ async fn redrive_to_a_named_destination() {
     assert_eq!(sorted_bodies(&got), ["m1", "m2", "m3"]);
     for m in &got {
         let body = m.body().expect("Body");
-        assert_eq!(m.message_id(), Some(ids[body].as_str()));
+        assert_ne!(m.message_id(), Some(ids[body].as_str()), "a new id");
         assert_eq!(
             md5_of_attributes(m.message_attributes().expect("MessageAttributes")),
             md5_of_attributes(&poison_attrs(body))
@@ -312,9 +320,14 @@ async fn running_task_survives_a_restart() {
     assert_eq!(done.approximate_number_of_messages_moved(), 6);
     assert_eq!(t.counts(&dlq).await, (0, 0, 0));
     let got = receive_full(&t, &src, 10).await;
+    let mut bodies: Vec<&str> = got.iter().filter_map(Message::body).collect();
+    bodies.sort_unstable();
+    let mut expected: Vec<&str> = ids.keys().map(String::as_str).collect();
+    expected.sort_unstable();
+    assert_eq!(bodies, expected, "each message once, under a new id");
     let got_ids: HashSet<&str> = got.iter().filter_map(Message::message_id).collect();
-    let expected: HashSet<&str> = ids.values().map(String::as_str).collect();
-    assert_eq!(got_ids, expected);
+    assert_eq!(got_ids.len(), 6);
+    assert!(ids.values().all(|id| !got_ids.contains(id.as_str())));
     t.shutdown().await;
 }
 
