@@ -65,6 +65,9 @@ fn unknown(name: &str) -> SqsError {
     )
 }
 
+/// The largest Policy, in bytes: AWS's quota (developer guide, "Amazon SQS policy quotas").
+pub const MAX_POLICY_BYTES: usize = 8192;
+
 fn bad_value(name: &str) -> SqsError {
     SqsError::new(
         ErrorCode::InvalidAttributeValue,
@@ -100,6 +103,13 @@ fn normalise(name: &str, value: &str) -> SqsResult<String> {
             "perQueue" | "perMessageGroupId" => Ok(value.to_owned()),
             _ => Err(bad_value(name)),
         },
+        "Policy" if value.len() > MAX_POLICY_BYTES => Err(SqsError::new(
+            ErrorCode::InvalidAttributeValue,
+            format!(
+                "Invalid value for the parameter Policy. Reason: The policy is {} bytes, maximum allowed is {MAX_POLICY_BYTES}.",
+                value.len()
+            ),
+        )),
         "Policy" | "RedrivePolicy" | "RedriveAllowPolicy" if !value.is_empty() => {
             serde_json::from_str::<serde_json::Value>(value)
                 .ok()

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Engine;
+use crate::command::attributes::MAX_POLICY_BYTES;
 use crate::command::validate::{self, MAX_TAGS};
 use crate::command::{
     AddPermission, ListQueueTags, ListQueueTagsResult, RemovePermission, TagQueue, UntagQueue,
@@ -12,6 +13,10 @@ use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// Most actions in one permission statement (§6.16).
 const MAX_ACTIONS: usize = 7;
+/// AWS's policy quotas (developer guide, "Amazon SQS policy quotas"): statements and principals
+/// per policy. The byte quota is `attributes::MAX_POLICY_BYTES`.
+const MAX_STATEMENTS: usize = 20;
+const MAX_PRINCIPALS: usize = 50;
 /// Action names AddPermission accepts [E: the SQS API reference's list].
 const PERMISSION_ACTIONS: &[&str] = &[
     "*",
@@ -114,6 +119,12 @@ impl Engine {
                     "Already exists.",
                 ));
             }
+            if list.len() >= MAX_STATEMENTS {
+                return Err(over_limit(format!(
+                    "{} Statements were found, maximum allowed is {MAX_STATEMENTS}.",
+                    list.len() + 1
+                )));
+            }
             let principals: Vec<Value> = c
                 .aws_account_ids
                 .iter()
@@ -139,7 +150,14 @@ impl Engine {
                 "Resource": arn,
             }));
             policy.insert("Statement".into(), Value::Array(list));
-            q.set_policy(Some(Value::Object(policy).to_string()));
+            let text = Value::Object(policy).to_string();
+            if text.len() > MAX_POLICY_BYTES {
+                return Err(over_limit(format!(
+                    "The policy would be {} bytes, maximum allowed is {MAX_POLICY_BYTES}.",
+                    text.len()
+                )));
+            }
+            q.set_policy(Some(text));
             q.touch(now);
             self.inner.store.submit(vec![q.put_op()])
         };
@@ -183,6 +201,11 @@ impl Engine {
     }
 }
 
+/// AWS's OverLimit (403) with a text of ours.
+fn over_limit(text: String) -> SqsError {
+    SqsError::new(ErrorCode::OverLimit, text)
+}
+
 /// Validates an AddPermission request. [E] wordings except OverLimit's code and status.
 fn check_permission(c: &AddPermission) -> SqsResult<()> {
     if !validate::short_name(&c.label) {
@@ -197,6 +220,12 @@ fn check_permission(c: &AddPermission) -> SqsResult<()> {
     }
     if c.actions.is_empty() {
         return Err(SqsError::missing("Actions"));
+    }
+    if c.aws_account_ids.len() > MAX_PRINCIPALS {
+        return Err(over_limit(format!(
+            "{} Principals were found, maximum allowed is {MAX_PRINCIPALS}.",
+            c.aws_account_ids.len()
+        )));
     }
     if c.actions.len() > MAX_ACTIONS {
         return Err(SqsError::new(

@@ -23,6 +23,7 @@ mod long_polling;
 mod messages;
 mod move_tasks;
 mod operations;
+mod permissions;
 mod push;
 mod queues;
 mod redrive;
