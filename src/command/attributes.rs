@@ -67,6 +67,8 @@ fn unknown(name: &str) -> SqsError {
 
 /// The largest Policy, in bytes: AWS's quota (developer guide, "Amazon SQS policy quotas").
 pub const MAX_POLICY_BYTES: usize = 8192;
+/// The longest KmsMasterKeyId: KMS takes key ids, aliases and ARNs of up to 2,048 characters.
+const MAX_KMS_KEY_ID_BYTES: usize = 2048;
 
 fn bad_value(name: &str) -> SqsError {
     SqsError::new(
@@ -103,6 +105,9 @@ fn normalise(name: &str, value: &str) -> SqsResult<String> {
             "perQueue" | "perMessageGroupId" => Ok(value.to_owned()),
             _ => Err(bad_value(name)),
         },
+        // [E] KMS's own limit on a key id, alias or ARN; without one a client could store up to
+        // a request's size on every queue.
+        "KmsMasterKeyId" if value.len() > MAX_KMS_KEY_ID_BYTES => Err(bad_value(name)),
         "Policy" if value.len() > MAX_POLICY_BYTES => Err(SqsError::new(
             ErrorCode::InvalidAttributeValue,
             format!(
@@ -207,6 +212,10 @@ mod tests {
         assert!(validate(&p("MaximumMessageSize", "1023"), false, true).is_err());
         assert!(validate(&p("DelaySeconds", "-1"), false, true).is_err());
         assert!(validate(&p("DelaySeconds", "abc"), false, true).is_err());
+        assert!(validate(&p("KmsMasterKeyId", &"k".repeat(2048)), false, true).is_ok());
+        let e = validate(&p("KmsMasterKeyId", &"k".repeat(2049)), false, true).unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidAttributeValue);
+        assert_eq!(e.message, "Invalid value for the parameter KmsMasterKeyId.");
     }
 
     #[test]
