@@ -451,18 +451,20 @@ impl MessageIndex {
         }
     }
 
-    /// Up to `max` receivable messages of a standard queue, chosen uniformly at random
-    /// (reservoir sampling over the ready set, seeded by `seed`), in random order.
+    /// Up to `max` receivable messages of a standard queue, chosen uniformly at random (seeded
+    /// by `seed`), in random order: `max` distinct ranks drawn by Floyd's method, then the
+    /// members at those ranks in one walk over the ready set's blocks. (Reservoir sampling
+    /// walked every ready message on each receive.)
     pub fn pick_random(&self, max: usize, seed: u64) -> Vec<u64> {
         let mut rng = fastrand::Rng::with_seed(seed);
-        let mut out: Vec<u64> = Vec::with_capacity(max);
-        for (i, seq) in self.ready.iter().enumerate() {
-            if out.len() < max {
-                out.push(seq);
-            } else if let Some(j) = Some(rng.usize(..=i)).filter(|&j| j < max) {
-                out[j] = seq;
-            }
+        let n = self.ready.len();
+        let mut ranks: Vec<usize> = Vec::with_capacity(max.min(n));
+        for j in n - max.min(n)..n {
+            let r = rng.usize(..=j);
+            ranks.push(if ranks.contains(&r) { j } else { r });
         }
+        ranks.sort_unstable();
+        let mut out = self.ready.select(&ranks);
         rng.shuffle(&mut out);
         out
     }

@@ -66,6 +66,37 @@ impl SeqSet {
         self.len = 0;
     }
 
+    /// The members at `ranks` (0 is the smallest member; `ranks` sorted, each below
+    /// [`SeqSet::len`]), in increasing order. One walk over the blocks, counting their bits:
+    /// a sixty-fourth of walking the members.
+    pub fn select(&self, ranks: &[usize]) -> Vec<u64> {
+        let mut out = Vec::with_capacity(ranks.len());
+        let mut wanted = ranks.iter().copied().peekable();
+        let mut before = 0;
+        for (block, &word) in self.blocks.iter() {
+            let Some(&next) = wanted.peek() else {
+                break;
+            };
+            let count = word.count_ones() as usize;
+            if next >= before + count {
+                before += count;
+                continue;
+            }
+            let mut rest = word;
+            let mut rank = before;
+            while rest != 0 {
+                let bit = u64::from(rest.trailing_zeros());
+                rest &= rest - 1;
+                while wanted.next_if_eq(&rank).is_some() {
+                    out.push((block << BLOCK_BITS) | bit);
+                }
+                rank += 1;
+            }
+            before += count;
+        }
+        out
+    }
+
     /// The members, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.blocks.iter().flat_map(|(block, &word)| {
@@ -107,6 +138,14 @@ mod tests {
             assert_eq!(set.len(), model.len());
         }
         assert!(set.iter().eq(model.iter().copied()));
+        let members: Vec<u64> = model.iter().copied().collect();
+        let ranks: Vec<usize> = (0..members.len())
+            .step_by(7)
+            .chain([members.len() - 1])
+            .collect();
+        let want: Vec<u64> = ranks.iter().map(|&r| members[r]).collect();
+        assert_eq!(set.select(&ranks), want, "members at ranks, across blocks");
+        assert_eq!(set.select(&[]), Vec::<u64>::new());
         for seq in model.clone() {
             assert!(set.remove(seq));
         }

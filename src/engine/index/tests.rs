@@ -184,3 +184,43 @@ fn fifo_blocked_backlog_is_not_scanned() {
         times[989]
     );
 }
+
+/// Random picks (the reorder fault): distinct ready messages only, as many as asked and
+/// available, and every ready message about equally likely over many seeds.
+#[test]
+fn random_picks_are_distinct_ready_and_uniform() {
+    let mut ix = MessageIndex::new(false);
+    for seq in 0..200 {
+        ix.put(seq, rec(None), StateRecord::default(), 0);
+    }
+    let in_flight = StateRecord {
+        visible_at_ms: 1_000,
+        receive_count: 1,
+        ..Default::default()
+    };
+    for seq in 200..210 {
+        ix.put(seq, rec(None), in_flight, 0);
+    }
+    let mut seen = vec![0u32; 200];
+    for seed in 0..4_000 {
+        let picks = ix.pick_random(10, seed);
+        assert_eq!(picks.len(), 10);
+        let mut sorted = picks.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 10, "distinct: {picks:?}");
+        for s in picks {
+            assert!(s < 200, "{s} is in flight");
+            seen[usize::try_from(s).expect("small")] += 1;
+        }
+    }
+    // 40,000 picks over 200 messages: 200 each on average.
+    let (lo, hi) = (seen.iter().min(), seen.iter().max());
+    assert!(lo >= Some(&140) && hi <= Some(&260), "{lo:?}..{hi:?}");
+    assert_eq!(
+        ix.pick_random(500, 1).len(),
+        200,
+        "all when fewer than asked"
+    );
+    assert!(MessageIndex::new(false).pick_random(10, 1).is_empty());
+}
