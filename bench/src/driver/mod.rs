@@ -138,6 +138,19 @@ impl Cfg {
             timeout: Duration::from_secs(30),
         }
     }
+
+    /// Loads a backlog: `n` messages through SendMessageBatch(10), no warm-up, at most
+    /// `deadline`, and the queue kept for what follows.
+    pub fn preload(proto: Proto, conns: usize, n: u64, deadline: Duration) -> Cfg {
+        Cfg {
+            batch: 10,
+            warmup: Duration::ZERO,
+            duration: deadline,
+            max_msgs: n,
+            delete_queue: false,
+            ..Cfg::new(proto, conns, Mode::SendOnly)
+        }
+    }
 }
 
 /// Live counters a caller may watch during a run.

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::driver::{self, Cfg, Metrics, Mode, Progress, Tgt};
+use crate::driver::{self, Cfg, Metrics, Progress, Tgt};
 use crate::http::{Conn, Proto};
 use crate::procfs::{self, Kind, Server};
 use crate::sqs;
@@ -73,15 +73,10 @@ pub async fn durable(b: &Backlog<'_>, base: Instant) -> Result<(Metrics, Vec<Str
     let mut problems = Vec::new();
 
     // Load.
-    let mut cfg = Cfg::new(p, 16, Mode::SendOnly);
-    cfg.batch = 10;
-    cfg.warmup = Duration::ZERO;
-    cfg.duration = b.load_deadline();
-    cfg.max_msgs = b.n;
+    let mut cfg = Cfg::preload(p, 16, b.n, b.load_deadline());
     // Tags are tracked only when they will be verified: 10M of them would cost 80 MB.
     cfg.track = b.drain;
     cfg.drain_after = false;
-    cfg.delete_queue = false;
     let load = driver::run(t, cfg, None, Arc::new(Progress::default()), base).await?;
     problems.extend(load.problems.iter().map(|x| format!("load: {x}")));
     let loaded = load.metrics.get("msgs_total").copied().unwrap_or(0.0) as u64;

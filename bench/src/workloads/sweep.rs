@@ -222,13 +222,8 @@ async fn point(b: &Bench, a: Axis, x: u64, t: Tgt) -> Result<(Metrics, Vec<Strin
             run(cfg, None).await.map(|o| (o.metrics, o.problems))
         }
         Axis::Backlog => {
-            let mut load = Cfg::new(Proto::Json, SWEEP_CONNS, Mode::SendOnly);
-            load.batch = 10;
-            load.warmup = Duration::ZERO;
-            load.duration = Duration::from_secs(600);
-            load.max_msgs = x;
+            let mut load = Cfg::preload(Proto::Json, SWEEP_CONNS, x, Duration::from_secs(600));
             load.track = false;
-            load.delete_queue = false;
             let l = run(load, None).await?;
             if !l.problems.is_empty() {
                 return Ok((l.metrics, l.problems));

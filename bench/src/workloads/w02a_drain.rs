@@ -28,12 +28,7 @@ pub async fn once(b: &mut Bench, s: &mut Servers) {
     }
     b.step(&format!("{w} {VARIANT} ({} messages)", b.p.w2a_backlog));
     let me = s.me();
-    let mut load = Cfg::new(Proto::Json, 8, Mode::SendOnly);
-    load.batch = 10;
-    load.warmup = Duration::ZERO;
-    load.duration = Duration::from_secs(60);
-    load.max_msgs = b.p.w2a_backlog;
-    load.delete_queue = false;
+    let load = Cfg::preload(Proto::Json, 8, b.p.w2a_backlog, Duration::from_secs(60));
     let (conns, base) = (b.p.conns, b.base);
     let res = async {
         let l = driver::run(me, load, None, Arc::new(Progress::default()), base).await?;

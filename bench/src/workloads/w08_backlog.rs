@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{Workload, backlog};
 use crate::check::{Check, Unit, cell};
 use crate::cli::Params;
-use crate::driver::{self, Cfg, Metrics, Mode, Progress, Tgt};
+use crate::driver::{self, Cfg, Metrics, Progress, Tgt};
 use crate::harness::{Bench, T_SELF};
 use crate::http::Proto;
 use crate::procfs::Kind;
@@ -63,13 +63,8 @@ async fn in_memory(b: &mut Bench) {
             return;
         }
     };
-    let mut cfg = Cfg::new(Proto::Json, 16, Mode::SendOnly);
-    cfg.batch = 10;
-    cfg.warmup = Duration::ZERO;
-    cfg.duration = Duration::from_secs(120);
-    cfg.max_msgs = b.p.w8_n;
+    let mut cfg = Cfg::preload(Proto::Json, 16, b.p.w8_n, Duration::from_secs(120));
     cfg.track = false;
-    cfg.delete_queue = false;
     let res = driver::run(
         Tgt::of(&s),
         cfg,

@@ -119,16 +119,11 @@ struct Blocked {
 
 /// Creates a FIFO queue, loads `n` messages into one group and receives its head.
 async fn block(t: Tgt, n: u64, base: Instant) -> Result<Blocked, String> {
-    let mut cfg = driver::Cfg::new(Proto::Json, 1, Mode::SendOnly);
+    let mut cfg = driver::Cfg::preload(Proto::Json, 1, n, Duration::from_secs(120));
     cfg.fifo = Some(Fifo {
         groups: 1,
         content_dedup: false,
     });
-    cfg.batch = 10;
-    cfg.warmup = Duration::ZERO;
-    cfg.duration = Duration::from_secs(120);
-    cfg.max_msgs = n;
-    cfg.delete_queue = false;
     let load = driver::run(t, cfg, None, Arc::new(Progress::default()), base).await?;
     if let Some(p) = load.problems.first() {
         return Err(format!("loading the FIFO queue: {p}"));

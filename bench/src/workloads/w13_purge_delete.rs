@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::{Workload, sender, w08_backlog};
 use crate::check::{Check, Unit, cell};
 use crate::cli::Params;
-use crate::driver::{self, Cfg, Metrics, Mode, Progress, Tgt};
+use crate::driver::{self, Cfg, Metrics, Progress, Tgt};
 use crate::harness::{Bench, T_SELF};
 use crate::http::Proto;
 use crate::procfs::Kind;
@@ -55,13 +55,8 @@ pub async fn once(b: &mut Bench) {
 
 /// Loads a queue with `n` messages through SendMessageBatch; returns its URL.
 async fn load(t: Tgt, n: u64, base: Instant) -> Result<String, String> {
-    let mut cfg = Cfg::new(Proto::Json, 16, Mode::SendOnly);
-    cfg.batch = 10;
-    cfg.warmup = Duration::ZERO;
-    cfg.duration = Duration::from_secs(300);
-    cfg.max_msgs = n;
+    let mut cfg = Cfg::preload(Proto::Json, 16, n, Duration::from_secs(300));
     cfg.track = false;
-    cfg.delete_queue = false;
     let o = driver::run(t, cfg, None, Arc::new(Progress::default()), base).await?;
     match o.problems.first() {
         Some(p) => Err(format!("loading {n} messages: {p}")),
