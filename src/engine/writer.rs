@@ -130,11 +130,7 @@ fn purge_step(db: &Database, id: u64, below: u64) -> Result<bool, StoreError> {
             // it here let a restart bring back rows the later purge had not removed yet.
             let key = format!("{PURGE_KEY}{id}");
             let mut meta = txn.open_table(META).map_err(redb_err)?;
-            let recorded = meta
-                .get(key.as_str())
-                .map_err(redb_err)?
-                .and_then(|v| v.value().try_into().ok().map(u64::from_be_bytes));
-            if recorded.is_some_and(|r| r <= below) {
+            if recorded_purge(&meta, &key)?.is_some_and(|r| r <= below) {
                 meta.remove(key.as_str()).map_err(redb_err)?;
             }
         }
@@ -276,6 +272,17 @@ fn probe(db: &Database) -> Result<(), StoreError> {
     txn.commit().map_err(redb_err)
 }
 
+/// The first sequence number kept by the purge recorded under `key` (`purge/<id>`), if any.
+fn recorded_purge(
+    meta: &redb::Table<'_, &'static str, &'static [u8]>,
+    key: &str,
+) -> Result<Option<u64>, StoreError> {
+    Ok(meta
+        .get(key)
+        .map_err(redb_err)?
+        .and_then(|v| v.value().try_into().ok().map(u64::from_be_bytes)))
+}
+
 /// Records a purge of queue `id` below `below` in `meta`, merged with one already pending.
 fn record_purge(
     txn: &redb::WriteTransaction,
@@ -285,12 +292,7 @@ fn record_purge(
 ) -> Result<(), StoreError> {
     let key = format!("{PURGE_KEY}{id}");
     let mut meta = txn.open_table(META).map_err(redb_err)?;
-    let earlier = meta
-        .get(key.as_str())
-        .map_err(redb_err)?
-        .and_then(|v| v.value().try_into().ok().map(u64::from_be_bytes))
-        .unwrap_or(0);
-    let below = below.max(earlier);
+    let below = below.max(recorded_purge(&meta, &key)?.unwrap_or(0));
     meta.insert(key.as_str(), below.to_be_bytes().as_slice())
         .map_err(redb_err)?;
     purges.retain(|&(q, _)| q != id);
