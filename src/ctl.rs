@@ -1,5 +1,5 @@
-//! Server layer (binary only): `localsqs clock …` and `localsqs faults …`, which drive a running
-//! server's admin endpoints from the shell, and the `--healthcheck` probe. A plain blocking
+//! The `localsqs` binary's subcommands: `localsqs clock …` and `localsqs faults …`, which drive
+//! a running server's admin endpoints from the shell, and the `--healthcheck` probe. A plain blocking
 //! HTTP/1.1 exchange over `std::net` is enough for these one-shot calls.
 
 use std::io::{Read, Write};

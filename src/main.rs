@@ -1,4 +1,5 @@
-//! Server layer: the `localsqs` binary: flags and environment → [`localsqs::Server`].
+//! The `localsqs` binary: flags and environment → [`localsqs::ServerOptions`] →
+//! [`localsqs::Server`], and the subcommands that talk to a running server (`ctl.rs`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -9,9 +10,9 @@ use clap::Parser;
 
 mod ctl;
 
-use localsqs::server::sigv4::Credentials;
-use localsqs::server::{
-    Compat, ConnectionLimits, CorsOrigins, DEFAULT_MAX_REQUEST_BYTES, ServerOptions,
+use localsqs::{
+    Compat, ConnectionLimits, CorsOrigins, Credentials, DEFAULT_MAX_REQUEST_BYTES, EngineOptions,
+    HttpOptions, ServerOptions,
 };
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
@@ -184,27 +185,35 @@ fn main() -> ExitCode {
         },
     };
     let options = ServerOptions {
-        sigv4,
-        host: f.host,
-        port: f.port,
-        data_dir: f.data_dir,
-        region: f.region,
-        account_id: f.account_id,
-        queue_host: f.queue_host,
-        max_request_bytes: f.max_request_bytes,
-        enforce_cooloffs: f.enforce_cooloffs,
+        http: HttpOptions {
+            host: f.host,
+            port: f.port,
+            queue_host: f.queue_host,
+            max_request_bytes: f.max_request_bytes,
+            limits: ConnectionLimits {
+                header_timeout: Duration::from_secs(f.header_timeout),
+                body_timeout: Duration::from_secs(f.body_timeout),
+                idle_timeout: Duration::from_secs(f.idle_timeout),
+                max_connections: f.max_connections.max(1),
+            },
+            cors_origins: CorsOrigins::new(f.cors_origins),
+            compat: match f.compat {
+                CompatFlag::None => Compat::None,
+                CompatFlag::Localstack => Compat::LocalStack,
+            },
+            sigv4,
+        },
+        engine: EngineOptions {
+            account_id: f.account_id,
+            region: f.region,
+            data_dir: f.data_dir,
+            enforce_cooloffs: f.enforce_cooloffs,
+            max_inflight: (f.max_inflight > 0).then_some(f.max_inflight),
+            max_queues: (f.max_queues > 0).then_some(f.max_queues),
+            body_cache_bytes: f.body_cache_mib.saturating_mul(1 << 20),
+            ..EngineOptions::default()
+        },
         config_file: f.config,
-        limits: ConnectionLimits {
-            header_timeout: Duration::from_secs(f.header_timeout),
-            body_timeout: Duration::from_secs(f.body_timeout),
-            idle_timeout: Duration::from_secs(f.idle_timeout),
-            max_connections: f.max_connections.max(1),
-        },
-        cors_origins: CorsOrigins::new(f.cors_origins),
-        compat: match f.compat {
-            CompatFlag::None => Compat::None,
-            CompatFlag::Localstack => Compat::LocalStack,
-        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -216,33 +225,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let engine = EngineFlags {
-        max_inflight: (f.max_inflight > 0).then_some(f.max_inflight),
-        max_queues: (f.max_queues > 0).then_some(f.max_queues),
-        body_cache_bytes: f.body_cache_mib.saturating_mul(1 << 20),
-    };
-    runtime.block_on(run(options, engine))
+    runtime.block_on(run(options))
 }
 
-/// The engine settings given on the command line.
-struct EngineFlags {
-    max_inflight: Option<usize>,
-    max_queues: Option<usize>,
-    body_cache_bytes: usize,
-}
-
-async fn run(options: ServerOptions, engine: EngineFlags) -> ExitCode {
-    let mode = options.data_dir.as_ref().map_or_else(
+async fn run(options: ServerOptions) -> ExitCode {
+    let mode = options.engine.data_dir.as_ref().map_or_else(
         || "in memory".to_owned(),
         |d| format!("durable in {}", d.display()),
     );
-    let server = match localsqs::Server::with_options(options)
-        .max_inflight(engine.max_inflight)
-        .max_queues(engine.max_queues)
-        .body_cache_bytes(engine.body_cache_bytes)
-        .start()
-        .await
-    {
+    let server = match localsqs::Server::with_options(options).start().await {
         Ok(s) => s,
         Err(e) => {
             eprintln!("localsqs: {e}");

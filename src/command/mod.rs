@@ -6,6 +6,7 @@
 pub mod attributes;
 pub mod batch;
 pub mod checksum;
+pub mod hooks;
 pub mod message;
 pub mod queue;
 pub mod redrive;

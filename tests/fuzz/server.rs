@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use localsqs::ConnectionLimits;
 use localsqs::engine::ManualClock;
-use localsqs::server::ConnectionLimits;
 use proptest::prelude::*;
 use proptest::sample::select;
 use proptest::test_runner::TestRunner;

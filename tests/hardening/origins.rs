@@ -2,7 +2,7 @@
 //! own pages and `--cors-origin` origins can, with CORS headers and preflights; SDKs, which
 //! send no Origin, are never affected.
 
-use localsqs::server::CorsOrigins;
+use localsqs::CorsOrigins;
 
 use super::http::{Response, exchange};
 

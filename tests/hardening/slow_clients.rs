@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use localsqs::server::ConnectionLimits;
+use localsqs::ConnectionLimits;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

@@ -5,7 +5,7 @@
 use std::time::{Duration, SystemTime};
 
 use aws_sdk_sqs::config::retry::RetryConfig;
-use localsqs::server::sigv4::Credentials;
+use localsqs::Credentials;
 
 use super::harness::expect_error;
 use super::http::exchange;

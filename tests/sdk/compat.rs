@@ -1,7 +1,7 @@
 //! Drop-in for other emulators: LocalStack's health check and queue URLs (`--compat
 //! localstack`), and the queue URL forms LocalStack and ElasticMQ hand out.
 
-use localsqs::server::Compat;
+use localsqs::Compat;
 
 use super::harness::{bodies, client};
 use super::http::get;

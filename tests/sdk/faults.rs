@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::config::retry::RetryConfig;
 use aws_sdk_sqs::types::QueueAttributeName;
-use localsqs::server::faults::{FaultRule, InjectedError};
+use localsqs::faults::{FaultRule, InjectedError};
 
 use super::harness::{TestServer, bodies, expect_error};
 use super::http::exchange;
@@ -430,7 +430,7 @@ async fn every_fault_kind_through_the_query_protocol() {
     let slow = faults
         .add(FaultRule {
             actions: vec!["SendMessage".into()],
-            latency_ms: Some(localsqs::server::faults::Latency::Fixed(5)),
+            latency_ms: Some(localsqs::faults::Latency::Fixed(5)),
             error: Some(InjectedError::KmsThrottled),
             error_rate: Some(1.0),
             ..FaultRule::default()

@@ -10,7 +10,7 @@ mod handler;
 use std::collections::HashSet;
 
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
-use localsqs::server::push::{PushTarget, TargetStatus, invoke::RIE_PATH};
+use localsqs::push::{PushTarget, RIE_PATH, TargetStatus};
 use serde_json::{Value, json};
 
 use super::harness::{

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use localsqs::engine::ManualClock;
-use localsqs::server::push::PushTarget;
+use localsqs::push::PushTarget;
 use serde_json::{Value, json};
 
 use super::super::harness::{START_MS, TestServer, client};
@@ -27,7 +27,7 @@ async fn push_targets_are_bounded() {
     t.create_queue("many", &[]).await;
     let body =
         json!({ "queue": "many", "url": "http://127.0.0.1:9/", "max_concurrency": 1 }).to_string();
-    for i in 1..=localsqs::server::push::MAX_TARGETS {
+    for i in 1..=localsqs::push::MAX_TARGETS {
         let (status, v) = call(&t, "POST", "/_localsqs/push", &body).await;
         assert_eq!((status, &v), (200, &json!({ "id": format!("push-{i}") })));
     }

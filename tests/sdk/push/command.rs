@@ -5,7 +5,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use localsqs::engine::ManualClock;
-use localsqs::server::push::PushTarget;
+use localsqs::push::PushTarget;
 use serde_json::Value;
 
 use super::super::harness::{START_MS, TestServer, client};

@@ -1,0 +1,214 @@
+//! Admin layer: the route table of every endpoint that is not the SQS API, and every path they
+//! answer on. The handlers are in the files named after them; `handle.rs` matches a route to
+//! its handler.
+//!
+//! To add an endpoint: a [`Route`] variant, a row in [`ROUTES`], a handler, an arm in
+//! `Admin::handle` (docs/adding-an-action.md, "Adding an admin endpoint").
+
+/// A non-SQS endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// `GET /health`: liveness and readiness as JSON.
+    Health,
+    /// `GET /metrics`: Prometheus text format.
+    Metrics,
+    /// `GET /_aws/sqs/messages[/<region>/<account>/<queue>]`: LocalStack-compatible peek.
+    Peek,
+    /// `POST /_localsqs/reset`: drops every queue and message, then restores the starting
+    /// state: the declared queues, fault rules and clock.
+    Reset,
+    /// `GET /_localstack/health`: LocalStack's health check, answering that SQS is running.
+    LocalStackHealth,
+    /// `GET /_localsqs/clock`: the server's time, offset and whether it is frozen.
+    ShowClock,
+    /// `POST /_localsqs/clock`: advance, freeze, resume or reset the clock.
+    SetClock,
+    /// `GET /_localsqs/faults`: the fault-injection rules.
+    ListFaults,
+    /// `POST /_localsqs/faults`: adds a rule, answers its id.
+    AddFault,
+    /// `DELETE /_localsqs/faults`: removes every rule.
+    ClearFaults,
+    /// `DELETE /_localsqs/faults/<id>`: removes one rule.
+    RemoveFault,
+    /// `GET /_localsqs/push`: push targets with their last invocations.
+    ListPush,
+    /// `POST /_localsqs/push`: adds a push target, answers its id.
+    AddPush,
+    /// `DELETE /_localsqs/push`: removes every push target.
+    ClearPush,
+    /// `DELETE /_localsqs/push/<id>`: removes one push target.
+    RemovePush,
+    /// `GET /_localsqs/ui[/<file>]`: the web console and its embedded assets.
+    Console,
+    /// `GET /_localsqs/queues?prefix=&contains=&offset=&limit=`: a page of queues with counts.
+    ConsoleQueues,
+    /// `GET /_localsqs/queues/<name>[/messages?state=&offset=&limit=]`: a queue's counts, or a
+    /// page of its messages with their state, without receiving them.
+    ConsoleMessages,
+    /// `DELETE /_localsqs/queues/<name>/messages/<id>`: deletes one message by id, whatever its
+    /// state, without receiving it.
+    ConsoleDeleteMessage,
+}
+
+/// How a route's path matches.
+#[derive(Debug, Clone, Copy)]
+enum PathMatch {
+    /// Exactly this path.
+    Exact(&'static str),
+    /// This path, or this path followed by `/` and more segments.
+    Tree(&'static str),
+    /// This path followed by `/` and one more non-empty segment.
+    Under(&'static str),
+}
+
+impl PathMatch {
+    fn matches(self, path: &str) -> bool {
+        match self {
+            PathMatch::Exact(p) => path == p,
+            PathMatch::Tree(p) => path
+                .strip_prefix(p)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('/')),
+            PathMatch::Under(p) => path
+                .strip_prefix(p)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|seg| !seg.is_empty() && !seg.contains('/')),
+        }
+    }
+}
+
+/// Path of the LocalStack-compatible peek endpoint.
+pub const PEEK_PATH: &str = "/_aws/sqs/messages";
+/// The response header carrying the NextToken of the next peek page.
+pub const PEEK_NEXT_HEADER: &str = "x-localsqs-next-token";
+
+/// Every admin endpoint: method, path, route.
+const ROUTES: &[(&str, PathMatch, Route)] = &[
+    ("GET", PathMatch::Exact("/health"), Route::Health),
+    ("GET", PathMatch::Exact("/metrics"), Route::Metrics),
+    (
+        "GET",
+        PathMatch::Exact("/_localstack/health"),
+        Route::LocalStackHealth,
+    ),
+    (
+        "HEAD",
+        PathMatch::Exact("/_localstack/health"),
+        Route::LocalStackHealth,
+    ),
+    ("GET", PathMatch::Tree(PEEK_PATH), Route::Peek),
+    ("POST", PathMatch::Exact(RESET_PATH), Route::Reset),
+    ("GET", PathMatch::Exact(CLOCK_PATH), Route::ShowClock),
+    ("POST", PathMatch::Exact(CLOCK_PATH), Route::SetClock),
+    ("GET", PathMatch::Exact(FAULTS_PATH), Route::ListFaults),
+    ("POST", PathMatch::Exact(FAULTS_PATH), Route::AddFault),
+    ("DELETE", PathMatch::Exact(FAULTS_PATH), Route::ClearFaults),
+    ("DELETE", PathMatch::Under(FAULTS_PATH), Route::RemoveFault),
+    ("GET", PathMatch::Exact(PUSH_PATH), Route::ListPush),
+    ("POST", PathMatch::Exact(PUSH_PATH), Route::AddPush),
+    ("DELETE", PathMatch::Exact(PUSH_PATH), Route::ClearPush),
+    ("DELETE", PathMatch::Under(PUSH_PATH), Route::RemovePush),
+    ("GET", PathMatch::Tree(UI_PATH), Route::Console),
+    ("GET", PathMatch::Exact(QUEUES_PATH), Route::ConsoleQueues),
+    ("GET", PathMatch::Tree(QUEUES_PATH), Route::ConsoleMessages),
+    (
+        "DELETE",
+        PathMatch::Tree(QUEUES_PATH),
+        Route::ConsoleDeleteMessage,
+    ),
+];
+
+/// Path of the clock control.
+pub const CLOCK_PATH: &str = "/_localsqs/clock";
+/// Path of the fault-injection rules.
+pub const FAULTS_PATH: &str = "/_localsqs/faults";
+/// Path of the push-target endpoints.
+pub const PUSH_PATH: &str = "/_localsqs/push";
+/// Path of the reset.
+pub const RESET_PATH: &str = "/_localsqs/reset";
+/// Where the console is served; `UI_PATH` without the slash redirects here.
+pub const UI_PATH: &str = "/_localsqs/ui";
+/// The console's JSON list of queues; `/<name>/messages` below it lists messages.
+pub const QUEUES_PATH: &str = "/_localsqs/queues";
+
+/// The admin route a request addresses, if any. A request naming an SQS operation in
+/// `X-Amz-Target` is always the SQS API's.
+#[must_use]
+pub fn route(method: &str, path: &str, has_target: bool) -> Option<Route> {
+    if has_target {
+        return None;
+    }
+    ROUTES
+        .iter()
+        .find(|(m, p, _)| *m == method && p.matches(path))
+        .map(|(_, _, r)| *r)
+}
+
+impl Route {
+    /// Whether the route belongs to the web console (its answers carry the console's headers).
+    #[must_use]
+    pub fn is_console(self) -> bool {
+        matches!(
+            self,
+            Route::Console
+                | Route::ConsoleQueues
+                | Route::ConsoleMessages
+                | Route::ConsoleDeleteMessage
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_match_whole_segments() {
+        assert_eq!(route("GET", "/health", false), Some(Route::Health));
+        assert_eq!(route("GET", "/metrics", false), Some(Route::Metrics));
+        assert_eq!(route("POST", "/_localsqs/reset", false), Some(Route::Reset));
+        assert_eq!(route("GET", PEEK_PATH, false), Some(Route::Peek));
+        assert_eq!(
+            route("GET", "/_aws/sqs/messages/us-east-1/000000000000/q", false),
+            Some(Route::Peek)
+        );
+        assert_eq!(route("GET", "/_aws/sqs/messagesxq", false), None);
+        assert_eq!(route("GET", "/_localsqs/reset", false), None);
+        assert_eq!(route("POST", "/health", false), None);
+        assert_eq!(route("GET", "/health", true), None);
+        assert_eq!(route("POST", FAULTS_PATH, false), Some(Route::AddFault));
+        assert_eq!(
+            route("DELETE", "/_localsqs/faults/fault-1", false),
+            Some(Route::RemoveFault)
+        );
+        assert_eq!(route("DELETE", "/_localsqs/faults/a/b", false), None);
+        assert_eq!(
+            route("DELETE", FAULTS_PATH, false),
+            Some(Route::ClearFaults)
+        );
+        assert_eq!(route("POST", PUSH_PATH, false), Some(Route::AddPush));
+        assert_eq!(
+            route("DELETE", "/_localsqs/push/push-1", false),
+            Some(Route::RemovePush)
+        );
+        assert_eq!(route("GET", "/_localsqs/ui", false), Some(Route::Console));
+        assert_eq!(
+            route("GET", "/_localsqs/ui/js/main.js", false),
+            Some(Route::Console)
+        );
+        assert_eq!(route("GET", "/_localsqs/uix", false), None);
+        assert_eq!(
+            route("GET", "/_localsqs/queues", false),
+            Some(Route::ConsoleQueues)
+        );
+        assert_eq!(
+            route("GET", "/_localsqs/queues/q/messages", false),
+            Some(Route::ConsoleMessages)
+        );
+        assert_eq!(
+            route("DELETE", "/_localsqs/queues/q/messages/id", false),
+            Some(Route::ConsoleDeleteMessage)
+        );
+        assert_eq!(route("POST", "/_localsqs/queues", false), None);
+    }
+}

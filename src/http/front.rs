@@ -1,0 +1,30 @@
+//! HTTP layer: what every connection task shares: the engine, the front door's options, the
+//! hooks it calls around each SQS command, and the admin endpoints.
+
+use std::sync::Arc;
+
+use super::options::HttpOptions;
+use crate::admin::state::Admin;
+use crate::command::hooks::Hook;
+use crate::engine::Engine;
+
+/// The front door's shared state.
+pub struct Front {
+    /// The engine that runs SQS commands.
+    pub engine: Engine,
+    /// Listening, limits, origins, signatures, compat.
+    pub options: HttpOptions,
+    /// Called around every SQS command, in order (fault rules, metrics).
+    pub hooks: Vec<Arc<dyn Hook>>,
+    /// Every endpoint that is not the SQS API.
+    pub admin: Admin,
+}
+
+impl std::fmt::Debug for Front {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Front")
+            .field("options", &self.options)
+            .field("hooks", &self.hooks.len())
+            .finish_non_exhaustive()
+    }
+}

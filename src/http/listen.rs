@@ -1,0 +1,142 @@
+//! HTTP layer: the hyper accept loop, the connection cap, per-connection watchdogs and
+//! graceful shutdown.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper_util::rt::TokioIo;
+use tokio::net::TcpListener;
+use tokio::sync::{Semaphore, watch};
+
+use super::conn::{Activity, Gauge, OnWake, TrackedIo};
+use super::dispatch;
+use super::front::Front;
+
+/// Longest pause after a failed accept (running out of file descriptors, say).
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+/// At most one "accept failed" log line per this interval.
+const ACCEPT_LOG_INTERVAL: Duration = Duration::from_secs(10);
+
+/// Rate-limits the log of failed accepts and grows the pause between retries.
+struct AcceptBackoff {
+    pause: Duration,
+    last_log: Option<tokio::time::Instant>,
+    suppressed: u64,
+}
+
+impl AcceptBackoff {
+    fn new() -> Self {
+        Self {
+            pause: Duration::ZERO,
+            last_log: None,
+            suppressed: 0,
+        }
+    }
+
+    async fn failed(&mut self, e: &std::io::Error) {
+        let now = tokio::time::Instant::now();
+        if self
+            .last_log
+            .is_none_or(|t| now.duration_since(t) >= ACCEPT_LOG_INTERVAL)
+        {
+            tracing::warn!(error = %e, suppressed = self.suppressed, "accept failed; backing off");
+            self.last_log = Some(now);
+            self.suppressed = 0;
+        } else {
+            self.suppressed += 1;
+        }
+        self.pause = (self.pause * 2)
+            .max(Duration::from_millis(10))
+            .min(MAX_ACCEPT_BACKOFF);
+        tokio::time::sleep(self.pause).await;
+    }
+
+    fn succeeded(&mut self) {
+        self.pause = Duration::ZERO;
+    }
+}
+
+/// Accepts connections until `stop` changes, then lets busy connections finish (30 s at
+/// most) while idle ones close at once.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    front: Arc<Front>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut limits = front.options.limits;
+    limits.max_connections = super::conn::usable_connections(limits.max_connections);
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let gauge = Gauge::new(limits);
+    let mut backoff = AcceptBackoff::new();
+    loop {
+        // Hold a slot before accepting: past the cap, clients wait in the listen backlog.
+        let permit = tokio::select! {
+            p = Arc::clone(&slots).acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => break,
+            },
+            _ = stop.changed() => break,
+        };
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            _ = stop.changed() => break,
+        };
+        let (stream, peer) = match accepted {
+            Ok(s) => {
+                backoff.succeeded();
+                s
+            }
+            Err(e) => {
+                drop(permit);
+                backoff.failed(&e).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let local = stream.local_addr().ok();
+        let activity = Activity::new(limits);
+        let svc = hyper::service::service_fn({
+            let front = Arc::clone(&front);
+            let activity = Arc::clone(&activity);
+            move |req| {
+                let front = Arc::clone(&front);
+                let activity = Arc::clone(&activity);
+                activity.request_started();
+                async move {
+                    let resp = dispatch::serve(&front, req, local).await;
+                    activity.request_finished();
+                    Ok::<_, Infallible>(resp)
+                }
+            }
+        });
+        let io = TokioIo::new(TrackedIo::new(stream, Arc::clone(&activity)));
+        let conn = hyper::server::conn::http1::Builder::new()
+            .header_read_timeout(None)
+            .serve_connection(io, svc);
+        let conn = graceful.watch(conn);
+        let (pressure, stop_rx) = (gauge.pressure(), stop.clone());
+        let gauge = Arc::clone(&gauge);
+        gauge.opened();
+        tokio::spawn(async move {
+            tokio::select! {
+                r = conn => if let Err(e) = r {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                },
+                () = OnWake::new(activity.expired(pressure, stop_rx)) => {
+                    tracing::debug!(%peer, "closing an idle or slow connection");
+                }
+            }
+            gauge.closed();
+            drop(permit);
+        });
+    }
+    drop(listener);
+    if tokio::time::timeout(Duration::from_secs(30), graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open after 30 s; closing them");
+    }
+}

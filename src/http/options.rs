@@ -1,0 +1,61 @@
+//! HTTP layer: the options of the front door: where it listens, what it accepts from a
+//! connection, which browser origins and signatures it lets in, and whose queue-URL conventions
+//! it follows. Part of [`crate::ServerOptions`].
+
+use super::conn::ConnectionLimits;
+use super::origin::CorsOrigins;
+use super::sigv4::Credentials;
+
+/// Default request body limit, a bound on memory rather than an SQS rule: SQS's own limits
+/// (message and batch sizes) are checked on the decoded values. A valid 1 MiB message can grow
+/// sixfold on the wire (botocore writes a control character such as DEL as `\u007f` in JSON;
+/// percent-encoding triples bytes in a Query form), so allow that plus room for the other
+/// parameters. The connection cap bounds how many such bodies are held at once.
+pub const DEFAULT_MAX_REQUEST_BYTES: usize = 6 * 1024 * 1024 + 256 * 1024;
+
+/// How the server meets HTTP clients (each field has a flag and an environment variable in the
+/// binary).
+#[derive(Debug, Clone)]
+pub struct HttpOptions {
+    /// Address to listen on.
+    pub host: String,
+    /// Port to listen on; 0 picks a free one.
+    pub port: u16,
+    /// If set, queue URLs use this `host[:port]` instead of the request's Host header.
+    pub queue_host: Option<String>,
+    /// Largest request body accepted.
+    pub max_request_bytes: usize,
+    /// Timeouts and the connection cap that bound what slow or idle clients can hold.
+    pub limits: ConnectionLimits,
+    /// Browser origins let in besides the server's own (`--cors-origin`).
+    pub cors_origins: CorsOrigins,
+    /// Which other emulator's conventions to follow, if any (`--compat`).
+    pub compat: Compat,
+    /// Verify SigV4 signatures against these credentials (`--auth sigv4`); `None` accepts any.
+    pub sigv4: Option<Credentials>,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        Self {
+            host: "127.0.0.1".into(),
+            port: 9324,
+            queue_host: None,
+            max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            limits: ConnectionLimits::default(),
+            cors_origins: CorsOrigins::default(),
+            compat: Compat::None,
+            sigv4: None,
+        }
+    }
+}
+
+/// Another emulator whose conventions the server can follow, for suites written against it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Compat {
+    /// localsqs's own: queue URLs follow the Host header.
+    #[default]
+    None,
+    /// LocalStack's: queue URLs `http://sqs.<region>.localhost.localstack.cloud:<port>/<account>/<name>`.
+    LocalStack,
+}

@@ -1,0 +1,350 @@
+//! The one file that wires everything together: the embeddable [`Server`] builder opens the
+//! engine, loads the config file, starts the tools, hands the front door its hooks and admin
+//! endpoints, and starts listening; [`RunningServer`] is the handle of what it started.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::admin::state::Admin;
+use crate::command::hooks::Hook;
+use crate::config::ServerOptions;
+use crate::engine::{Clock, DiskFaults, Engine, IdGen, RandomIds, SystemClock};
+use crate::http::conn::ConnectionLimits;
+use crate::http::front::Front;
+use crate::http::listen;
+use crate::http::options::Compat;
+use crate::http::origin::CorsOrigins;
+use crate::http::sigv4;
+use crate::tools::clock::{ClockState, ControlledClock};
+use crate::tools::faults::{FaultRule, Faults};
+use crate::tools::metrics::Metrics;
+use crate::tools::push::{PushTarget, PushTargets};
+use crate::tools::setup::{self, Setup};
+
+/// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
+/// `ThreadedMotoServer` and ElasticMQ's `withDynamicPort`.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+/// // In memory, on 127.0.0.1 and a free port (add `.data_dir(path)` to keep state).
+/// let server = localsqs::Server::builder().start().await?;
+///
+/// let conf = aws_sdk_sqs::Config::builder()
+///     .endpoint_url(server.endpoint())
+///     .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+///     .credentials_provider(aws_sdk_sqs::config::Credentials::new("test", "test", None, None, "static"))
+///     .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
+///     .build();
+/// let sqs = aws_sdk_sqs::Client::from_conf(conf);
+/// let url = sqs.create_queue().queue_name("jobs").send().await?.queue_url.unwrap_or_default();
+/// sqs.send_message().queue_url(&url).message_body("hi").send().await?;
+///
+/// server.shutdown().await;
+/// # Ok(()) }
+/// ```
+pub struct Server {
+    options: ServerOptions,
+    faults: Vec<FaultRule>,
+    push: Vec<PushTarget>,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdGen>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// A builder for an in-memory server on 127.0.0.1 and a free port.
+    #[must_use]
+    pub fn builder() -> Self {
+        let mut options = ServerOptions::default();
+        options.http.port = 0;
+        Self::with_options(options)
+    }
+
+    /// A builder with the given options.
+    #[must_use]
+    pub fn with_options(options: ServerOptions) -> Self {
+        Self {
+            options,
+            faults: Vec::new(),
+            push: Vec::new(),
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(RandomIds),
+        }
+    }
+
+    /// Keeps state in `dir`, durably.
+    #[must_use]
+    pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.options.engine.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Listens on this port (0 picks a free one).
+    #[must_use]
+    pub fn port(mut self, port: u16) -> Self {
+        self.options.http.port = port;
+        self
+    }
+
+    /// Creates the queues declared in this TOML file at start.
+    #[must_use]
+    pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.options.config_file = Some(path.into());
+        self
+    }
+
+    /// Enforces AWS's 60-second PurgeQueue and DeleteQueue cool-offs.
+    #[must_use]
+    pub fn enforce_cooloffs(mut self, on: bool) -> Self {
+        self.options.engine.enforce_cooloffs = on;
+        self
+    }
+
+    /// Allows at most this many messages in flight per queue, AWS's 120,000 by default
+    /// (`None`: no limit).
+    #[must_use]
+    pub fn max_inflight(mut self, limit: Option<usize>) -> Self {
+        self.options.engine.max_inflight = limit;
+        self
+    }
+
+    /// Holds at most this many queues, 100,000 by default (`None`: no limit); past it
+    /// CreateQueue fails with OverLimit.
+    #[must_use]
+    pub fn max_queues(mut self, limit: Option<usize>) -> Self {
+        self.options.engine.max_queues = limit;
+        self
+    }
+
+    /// Durable mode only: keeps at most this many bytes of recently sent message records in
+    /// memory (32 MiB by default). Older records are read back from disk when received, so
+    /// memory stays flat however deep the backlog; a send → receive → delete pipeline stays
+    /// within the cache and never reads the disk. `0` keeps only uncommitted records.
+    #[must_use]
+    pub fn body_cache_bytes(mut self, bytes: usize) -> Self {
+        self.options.engine.body_cache_bytes = bytes;
+        self
+    }
+
+    /// Uses these connection timeouts and cap.
+    #[must_use]
+    pub fn limits(mut self, limits: ConnectionLimits) -> Self {
+        self.options.http.limits = limits;
+        self
+    }
+
+    /// Lets browser pages from these origins call the server (CORS).
+    #[must_use]
+    pub fn cors_origins(mut self, origins: CorsOrigins) -> Self {
+        self.options.http.cors_origins = origins;
+        self
+    }
+
+    /// Verifies SigV4 signatures of SQS requests against these credentials.
+    #[must_use]
+    pub fn sigv4(mut self, credentials: sigv4::Credentials) -> Self {
+        self.options.http.sigv4 = Some(credentials);
+        self
+    }
+
+    /// Follows another emulator's conventions (queue URLs).
+    #[must_use]
+    pub fn compat(mut self, compat: Compat) -> Self {
+        self.options.http.compat = compat;
+        self
+    }
+
+    /// Starts with this fault-injection rule (see [`FaultRule`]).
+    #[must_use]
+    pub fn fault(mut self, rule: FaultRule) -> Self {
+        self.faults.push(rule);
+        self
+    }
+
+    /// Starts with this push target (see [`PushTarget`]).
+    #[must_use]
+    pub fn push(mut self, target: PushTarget) -> Self {
+        self.push.push(target);
+        self
+    }
+
+    /// For tests: a switch that makes the data file's writes fail as on a full disk.
+    #[must_use]
+    pub fn disk_faults(mut self, faults: Arc<DiskFaults>) -> Self {
+        self.options.engine.disk_faults = Some(faults);
+        self
+    }
+
+    /// Uses this clock instead of the system clock.
+    #[must_use]
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// Uses this id generator instead of random ids.
+    #[must_use]
+    pub fn ids(mut self, ids: Arc<dyn IdGen>) -> Self {
+        self.ids = ids;
+        self
+    }
+
+    /// Opens the engine, binds the port and starts serving.
+    pub async fn start(self) -> Result<RunningServer, Box<dyn std::error::Error + Send + Sync>> {
+        let ServerOptions {
+            http,
+            engine: engine_options,
+            config_file,
+        } = self.options;
+        let clock = Arc::new(ControlledClock::new(self.clock));
+        let faults = Arc::new(Faults::new());
+        let engine = Engine::open(
+            engine_options,
+            Arc::clone(&clock) as Arc<dyn Clock>,
+            self.ids,
+        )?;
+        let mut startup = match &config_file {
+            Some(path) => setup::load(path)?,
+            None => Setup::default(),
+        };
+        startup.fault.splice(0..0, self.faults);
+        let push = Arc::new(PushTargets::new(
+            engine.clone(),
+            Arc::clone(&clock) as Arc<dyn Clock>,
+            self.push,
+        ));
+        startup.restore(&engine, &faults, &clock, &push).await?;
+        let listener = TcpListener::bind((http.host.as_str(), http.port)).await?;
+        let addr = listener.local_addr()?;
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let mut metrics = Metrics::new(&engine, &faults);
+        metrics.register_push(&push);
+        let metrics = Arc::new(metrics);
+        push.start();
+        // Fault rules decide before a command runs; metrics see every finished request.
+        let hooks: Vec<Arc<dyn Hook>> = vec![
+            Arc::clone(&faults) as Arc<dyn Hook>,
+            Arc::clone(&metrics) as Arc<dyn Hook>,
+        ];
+        let admin = Admin {
+            engine: engine.clone(),
+            metrics,
+            faults: Arc::clone(&faults),
+            clock: Arc::clone(&clock),
+            push: Arc::clone(&push),
+            startup,
+        };
+        let front = Arc::new(Front {
+            engine: engine.clone(),
+            options: http,
+            hooks,
+            admin,
+        });
+        let task = tokio::spawn(listen::accept_loop(listener, front, stop_rx));
+        Ok(RunningServer {
+            addr,
+            engine,
+            faults,
+            push,
+            clock,
+            stop: stop_tx,
+            task,
+        })
+    }
+}
+
+/// A running server. Dropping it does not stop it; call [`RunningServer::shutdown`].
+#[derive(Debug)]
+pub struct RunningServer {
+    addr: SocketAddr,
+    engine: Engine,
+    faults: Arc<Faults>,
+    push: Arc<PushTargets>,
+    clock: Arc<ControlledClock>,
+    stop: watch::Sender<bool>,
+    task: JoinHandle<()>,
+}
+
+impl RunningServer {
+    /// The bound address.
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The endpoint URL to give an SDK, e.g. `http://127.0.0.1:49152`.
+    #[must_use]
+    pub fn endpoint(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The engine behind the server (for tests that drive an injected clock).
+    #[must_use]
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The server's clock: where it stands, whether it is frozen.
+    #[must_use]
+    pub fn clock(&self) -> ClockState {
+        self.clock.state()
+    }
+
+    /// Moves the server's time forward: visibility timeouts, delays, retention, deduplication
+    /// windows and parked long polls all see the new time at once.
+    pub fn advance(&self, by: std::time::Duration) {
+        self.clock
+            .advance_ms(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
+        self.engine.wake_all();
+    }
+
+    /// Stops the server's time where it is (`advance` still moves it).
+    pub fn freeze(&self) {
+        self.clock.freeze();
+    }
+
+    /// Lets the server's time run again from where it stood.
+    pub fn resume(&self) {
+        self.clock.resume();
+        self.engine.wake_all();
+    }
+
+    /// The fault-injection rules of this server: add, list and remove them while it runs.
+    #[must_use]
+    pub fn faults(&self) -> &Faults {
+        &self.faults
+    }
+
+    /// The push targets of this server: add, list and remove them while it runs.
+    #[must_use]
+    pub fn push_targets(&self) -> &PushTargets {
+        &self.push
+    }
+
+    /// Stops the push targets and accepting, answers parked long polls, finishes open
+    /// requests, and returns.
+    pub async fn shutdown(self) {
+        self.push.shutdown().await;
+        let _ = self.stop.send(true);
+        self.engine.shutdown();
+        let _ = self.task.await;
+        self.engine.close().await;
+    }
+
+    /// Waits until the server stops (after a shutdown signal).
+    pub async fn stopped(self) {
+        let _ = self.task.await;
+    }
+}

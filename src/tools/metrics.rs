@@ -1,0 +1,228 @@
+//! Tools layer: `/metrics` in the Prometheus text format, through the prometheus-client crate.
+//!
+//! Request latency histograms by action are recorded here, as a front-door
+//! [`Hook`] that sees every finished request; message and commit counters come
+//! from the engine; per-queue message gauges are read from the engine at each scrape.
+
+use std::fmt::Write as _;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::command::Action;
+use crate::command::hooks::{Finished, Hook};
+use crate::engine::Engine;
+use crate::engine::peek::QueueCounts;
+use crate::tools::faults::Faults;
+use crate::tools::push::PushTargets;
+
+/// Labels of the request histogram.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    action: String,
+}
+
+/// Labels of the per-queue gauges.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct QueueLabels {
+    queue: String,
+    account: String,
+    region: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 50 µs to ~26 s.
+    Histogram::new(exponential_buckets(0.000_05, 2.0, 20))
+}
+
+/// The metrics registry of one server.
+pub struct Metrics {
+    registry: Registry,
+    /// One latency histogram per action, indexed by `Action as usize`, created up front so a
+    /// request records without allocating a label or locking the family.
+    requests: Vec<Histogram>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Metrics")
+    }
+}
+
+#[derive(Debug)]
+struct QueueGauges(Engine);
+
+impl Collector for QueueGauges {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let counts = self.0.queue_counts();
+        type Gauge = (&'static str, &'static str, fn(&QueueCounts) -> usize);
+        let gauges: [Gauge; 3] = [
+            (
+                "localsqs_queue_messages_visible",
+                "Messages receivable now.",
+                |c| c.visible,
+            ),
+            (
+                "localsqs_queue_messages_in_flight",
+                "Messages received and not yet visible again.",
+                |c| c.in_flight,
+            ),
+            (
+                "localsqs_queue_messages_delayed",
+                "Messages waiting out a delay.",
+                |c| c.delayed,
+            ),
+        ];
+        for (name, help, get) in gauges {
+            let mut family =
+                encoder.encode_descriptor(name, help, None, ConstGauge::new(0i64).metric_type())?;
+            for c in &counts {
+                let labels = QueueLabels {
+                    queue: c.name.clone(),
+                    account: c.scope.account.clone(),
+                    region: c.scope.region.clone(),
+                };
+                let value = i64::try_from(get(c)).unwrap_or(i64::MAX);
+                ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bytes the durable body cache holds (`--body-cache-mib`); always 0 in memory mode.
+#[derive(Debug)]
+struct BodyCacheGauge(Engine);
+
+impl Collector for BodyCacheGauge {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let gauge =
+            ConstGauge::new(i64::try_from(self.0.cached_record_bytes()).unwrap_or(i64::MAX));
+        let metric = encoder.encode_descriptor(
+            "localsqs_body_cache_bytes",
+            "Bytes of recently sent message records a durable server keeps in memory.",
+            None,
+            gauge.metric_type(),
+        )?;
+        gauge.encode(metric)
+    }
+}
+
+impl Metrics {
+    /// A registry wired to the engine's counters.
+    #[must_use]
+    pub fn new(engine: &Engine, faults: &Faults) -> Self {
+        let mut registry = Registry::default();
+        let m = engine.metrics();
+        registry.register(
+            "localsqs_messages_sent",
+            "Messages enqueued",
+            m.sent.clone(),
+        );
+        registry.register(
+            "localsqs_messages_received",
+            "Messages handed out by ReceiveMessage",
+            m.received.clone(),
+        );
+        registry.register(
+            "localsqs_messages_deleted",
+            "Messages deleted",
+            m.deleted.clone(),
+        );
+        registry.register(
+            "localsqs_messages_dead_lettered",
+            "Messages moved to a dead-letter queue",
+            m.dlq_moved.clone(),
+        );
+        registry.register("localsqs_commits", "Storage commits", m.commits.clone());
+        registry.register(
+            "localsqs_commit_batch_size",
+            "Requests folded into one storage commit (group commit)",
+            m.commit_batch.clone(),
+        );
+        let requests: Family<RequestLabels, Histogram, fn() -> Histogram> =
+            Family::new_with_constructor(latency_histogram);
+        registry.register(
+            "localsqs_request_duration_seconds",
+            "Request latency by SQS action",
+            requests.clone(),
+        );
+        registry.register(
+            "localsqs_faults_injected",
+            "Faults injected by fault-injection rules, by kind",
+            faults.counter(),
+        );
+        registry.register_collector(Box::new(QueueGauges(engine.clone())));
+        registry.register_collector(Box::new(BodyCacheGauge(engine.clone())));
+        let requests = Action::ALL
+            .iter()
+            .map(|a| {
+                requests
+                    .get_or_create(&RequestLabels {
+                        action: a.name().to_owned(),
+                    })
+                    .clone()
+            })
+            .collect();
+        Self { registry, requests }
+    }
+
+    /// Registers the push-delivery counters (see [`crate::tools::push`]).
+    pub fn register_push(&mut self, push: &PushTargets) {
+        push.register_metrics(&mut self.registry);
+    }
+
+    /// Records one request's latency.
+    pub fn observe(&self, action: Action, seconds: f64) {
+        if let Some(h) = self.requests.get(action as usize) {
+            h.observe(seconds);
+        }
+    }
+
+    /// Renders the Prometheus text exposition.
+    #[must_use]
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::prometheus_text::encode(&mut out, &self.registry).is_err() {
+            let _ = writeln!(out, "# encoding failed");
+        }
+        out
+    }
+}
+
+impl Hook for Metrics {
+    fn finished(&self, done: &Finished<'_>) {
+        if let Some(action) = done.action {
+            self.observe(action, done.elapsed.as_secs_f64());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::{EngineOptions, RandomIds, SystemClock};
+
+    #[tokio::test]
+    async fn every_help_text_ends_with_one_period() {
+        let engine = Engine::open(
+            EngineOptions::default(),
+            Arc::new(SystemClock),
+            Arc::new(RandomIds),
+        )
+        .expect("opens");
+        let text = Metrics::new(&engine, &Faults::new()).render();
+        let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
+        assert!(helps.len() >= 7, "{text}");
+        for line in helps {
+            assert!(line.ends_with('.') && !line.ends_with(".."), "{line}");
+        }
+        engine.close().await;
+    }
+}
