@@ -38,23 +38,6 @@ fn opt(out: &mut dyn Out, name: &str, v: Option<&String>) {
     }
 }
 
-/// Whether a successful reply to `action` carries a result element (XML) / members (JSON).
-#[must_use]
-pub fn has_result(action: Action) -> bool {
-    !matches!(
-        action,
-        Action::AddPermission
-            | Action::ChangeMessageVisibility
-            | Action::DeleteMessage
-            | Action::DeleteQueue
-            | Action::PurgeQueue
-            | Action::RemovePermission
-            | Action::SetQueueAttributes
-            | Action::TagQueue
-            | Action::UntagQueue
-    )
-}
-
 fn failed(out: &mut dyn Out, failed: &[BatchResultErrorEntry]) {
     out.struct_list(
         "Failed",

@@ -215,13 +215,13 @@ pub fn encode(
                 QUERY_JSON_CONTENT_TYPE,
                 query_json::envelope(
                     action.name(),
-                    encode::has_result(action).then_some(out.obj),
+                    action.has_result().then_some(out.obj),
                     request_id,
                 ),
             )
         }
         (Protocol::Query, Ok(reply)) => {
-            let mut doc = xml::Response::new(action.name(), encode::has_result(action));
+            let mut doc = xml::Response::new(action.name(), action.has_result());
             encode::encode_reply(reply, doc.out());
             WireResponse::new(200, XML_CONTENT_TYPE, doc.finish(request_id))
         }
