@@ -269,7 +269,9 @@ pub(super) mod tests {
     use std::sync::Arc;
 
     use super::*;
-    use crate::command::{CreateQueue, SendMessageBatch, SendMessageBatchRequestEntry};
+    use crate::command::{
+        CreateQueue, MessageToSend, SendMessageBatch, SendMessageBatchRequestEntry,
+    };
     use crate::engine::{Engine, EngineOptions, RandomIds, SystemClock};
     use crate::server::{ServerOptions, clock, faults, metrics, push, setup};
     use crate::wire::Protocol;
@@ -344,8 +346,10 @@ pub(super) mod tests {
                 .enumerate()
                 .map(|(i, b)| SendMessageBatchRequestEntry {
                     id: format!("m{i}"),
-                    message_body: (*b).to_owned(),
-                    ..SendMessageBatchRequestEntry::default()
+                    message: MessageToSend {
+                        message_body: (*b).to_owned(),
+                        ..MessageToSend::default()
+                    },
                 })
                 .collect();
             let c = SendMessageBatch {

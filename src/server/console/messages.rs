@@ -283,7 +283,9 @@ fn render(m: &Message, state: State, time_left_ms: Option<u64>, body_limit: usiz
 mod tests {
     use super::super::tests::{BASE, body, create, ctx, get, send, shared};
     use super::*;
-    use crate::command::{Command, MessageAttributeValue, ReceiveMessage, SendMessage};
+    use crate::command::{
+        Command, MessageAttributeValue, MessageToSend, ReceiveMessage, SendMessage,
+    };
 
     const URL: &str = "/_localsqs/queues/q/messages";
 
@@ -351,14 +353,16 @@ mod tests {
         receive(&s, "q", 1).await;
         let m = SendMessage {
             queue_url: "q".into(),
-            message_body: "later".into(),
-            delay_seconds: Some(60),
-            message_attributes: [(
-                "kind".to_owned(),
-                MessageAttributeValue::string("String", "test"),
-            )]
-            .into(),
-            ..SendMessage::default()
+            message: MessageToSend {
+                message_body: "later".into(),
+                delay_seconds: Some(60),
+                message_attributes: [(
+                    "kind".to_owned(),
+                    MessageAttributeValue::string("String", "test"),
+                )]
+                .into(),
+                ..MessageToSend::default()
+            },
         };
         s.engine
             .execute(&ctx(), Command::SendMessage(m))
