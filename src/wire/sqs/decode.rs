@@ -1,11 +1,11 @@
-//! Wire layer: one decoder per action, written once against [`Params`] for both protocols.
+//! Wire layer, SQS: one decoder per action, written once against [`Params`] for both protocols.
 //!
 //! Only presence and type are checked here; ranges and semantics are checked in `command` and
 //! `engine`, so both protocols give identical messages.
 
-use super::params::Params;
 use crate::command::*;
 use crate::error::{SqsError, SqsResult};
+use crate::wire::params::Params;
 
 fn required(p: &dyn Params, member: &str) -> SqsResult<String> {
     p.string(member)?.ok_or_else(|| SqsError::missing(member))
