@@ -8,12 +8,10 @@
 //!
 //! Service-neutral pieces, each taking a [`Service`] descriptor where services differ: the
 //! request and response (`request.rs`), the services and their detection (`service.rs`), the
-//! Query form (`form.rs`) and parameter readers (`params.rs`, `json_tree.rs`), the [`Out`]
+//! Query form (`form.rs`) and parameter readers (`params.rs`, `json_tree.rs`), the `Out`
 //! writer trait (`out.rs`) and its writers (`xml.rs`, `json.rs`, `query_json.rs`). Amazon SQS's
 //! own tables, decoders, encoders and error envelope are in `sqs/`; its entry points are
 //! re-exported here, as the front door calls them.
-//!
-//! [`Out`]: out::Out
 
 mod form;
 mod json;

@@ -197,7 +197,7 @@ fn not_utf8(_: NotUtf8) -> SqsError {
     SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS)
 }
 
-/// Parses and merges the URL query string and a form body into an owned map ([`Form::parse`]),
+/// Parses and merges the URL query string and a form body into an owned map (`Form::parse`),
 /// with SQS's error for bytes that are not UTF-8.
 pub fn form_fields(query: Option<&str>, body: &[u8]) -> SqsResult<BTreeMap<String, String>> {
     Form::parse(query, body)
