@@ -4,25 +4,15 @@
 
 use crate::error::ErrorCode;
 
-use super::types::MessageAttributes;
+use super::message::MessageToSend;
 
 /// One entry of `SendMessageBatch`.
 #[derive(Debug, Clone, Default)]
 pub struct SendMessageBatchRequestEntry {
     /// Caller-chosen entry id.
     pub id: String,
-    /// The body.
-    pub message_body: String,
-    /// Per-message delay.
-    pub delay_seconds: Option<i64>,
-    /// User attributes.
-    pub message_attributes: MessageAttributes,
-    /// System attributes.
-    pub message_system_attributes: MessageAttributes,
-    /// FIFO deduplication id.
-    pub message_deduplication_id: Option<String>,
-    /// FIFO group id.
-    pub message_group_id: Option<String>,
+    /// The message, with the members of a `SendMessage`.
+    pub message: MessageToSend,
 }
 
 /// `SendMessageBatch` request.

@@ -80,7 +80,7 @@ pub fn md5_of_map(attrs: &MessageAttributes) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::command::checksum::*;
 
     fn s(pairs: &[(&str, &str, &str)]) -> MessageAttributes {
         pairs

@@ -9,6 +9,15 @@ use super::types::{MessageAttributes, Pairs};
 pub struct SendMessage {
     /// The queue URL.
     pub queue_url: String,
+    /// The message: the members a `SendMessageBatch` entry has too.
+    pub message: MessageToSend,
+}
+
+/// The members of one message to send, shared by `SendMessage` and each
+/// `SendMessageBatchRequestEntry` (the model repeats them in both shapes; here they are
+/// written, decoded and checked once).
+#[derive(Debug, Clone, Default)]
+pub struct MessageToSend {
     /// The body, as sent.
     pub message_body: String,
     /// Per-message delay, 0–900.

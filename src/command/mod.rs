@@ -1,8 +1,10 @@
 //! Command layer: the protocol-neutral request and result types, and the one action table.
 //!
 //! Imports neither `wire` nor `engine`. Each variant of [`Command`] holds a struct named exactly
-//! like the AWS action; each variant of [`Reply`] holds the matching `<Action>Result`.
+//! like the AWS action; each variant of [`Reply`] holds the matching `<Action>Result`. The table
+//! itself is in `action.rs`.
 
+pub mod action;
 pub mod attributes;
 pub mod batch;
 pub mod checksum;
@@ -13,141 +15,9 @@ pub mod redrive;
 pub mod types;
 pub mod validate;
 
+pub use action::{Action, Command, Reply};
 pub use batch::*;
 pub use message::*;
 pub use queue::*;
 pub use redrive::*;
 pub use types::*;
-
-macro_rules! action_table {
-    ($( $name:ident => $result:ty ),* $(,)?) => {
-        /// Every SQS action, by its wire name.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-        pub enum Action {
-            $( #[doc = stringify!($name)] $name, )*
-        }
-
-        impl Action {
-            /// All 23 actions, in table order.
-            pub const ALL: &'static [Action] = &[ $( Action::$name, )* ];
-
-            /// The wire name (`SendMessage`).
-            #[must_use]
-            pub fn name(self) -> &'static str {
-                match self { $( Action::$name => stringify!($name), )* }
-            }
-
-            /// Looks an action up by its exact wire name.
-            #[must_use]
-            pub fn from_name(name: &str) -> Option<Action> {
-                match name { $( stringify!($name) => Some(Action::$name), )* _ => None }
-            }
-        }
-
-        /// A decoded request: one variant per action.
-        #[derive(Debug, Clone)]
-        pub enum Command {
-            $( #[doc = stringify!($name)] $name($name), )*
-        }
-
-        /// A successful result: one variant per action.
-        #[derive(Debug, Clone)]
-        pub enum Reply {
-            $( #[doc = stringify!($name)] $name($result), )*
-        }
-    };
-}
-
-action_table! {
-    AddPermission => (),
-    CancelMessageMoveTask => CancelMessageMoveTaskResult,
-    ChangeMessageVisibility => (),
-    ChangeMessageVisibilityBatch => ChangeMessageVisibilityBatchResult,
-    CreateQueue => CreateQueueResult,
-    DeleteMessage => (),
-    DeleteMessageBatch => DeleteMessageBatchResult,
-    DeleteQueue => (),
-    GetQueueAttributes => GetQueueAttributesResult,
-    GetQueueUrl => GetQueueUrlResult,
-    ListDeadLetterSourceQueues => ListDeadLetterSourceQueuesResult,
-    ListMessageMoveTasks => ListMessageMoveTasksResult,
-    ListQueueTags => ListQueueTagsResult,
-    ListQueues => ListQueuesResult,
-    PurgeQueue => (),
-    ReceiveMessage => ReceiveMessageResult,
-    RemovePermission => (),
-    SendMessage => SendMessageResult,
-    SendMessageBatch => SendMessageBatchResult,
-    SetQueueAttributes => (),
-    StartMessageMoveTask => StartMessageMoveTaskResult,
-    TagQueue => (),
-    UntagQueue => (),
-}
-
-impl Command {
-    /// The name of the queue this command addresses, when it addresses one: the last segment
-    /// of its queue URL, the queue name it creates or looks up, or the name in the source ARN
-    /// of a move task. Used to match per-queue rules (fault injection), never to resolve.
-    #[must_use]
-    pub fn queue_name(&self) -> Option<&str> {
-        fn from_url(u: &str) -> Option<&str> {
-            u.rsplit('/').find(|s| !s.is_empty())
-        }
-        match self {
-            Command::CreateQueue(c) => Some(c.queue_name.as_str()),
-            Command::GetQueueUrl(c) => Some(c.queue_name.as_str()),
-            Command::ListQueues(_) | Command::CancelMessageMoveTask(_) => None,
-            Command::StartMessageMoveTask(c) => c.source_arn.rsplit(':').next(),
-            Command::ListMessageMoveTasks(c) => c.source_arn.rsplit(':').next(),
-            Command::AddPermission(c) => from_url(&c.queue_url),
-            Command::ChangeMessageVisibility(c) => from_url(&c.queue_url),
-            Command::ChangeMessageVisibilityBatch(c) => from_url(&c.queue_url),
-            Command::DeleteMessage(c) => from_url(&c.queue_url),
-            Command::DeleteMessageBatch(c) => from_url(&c.queue_url),
-            Command::DeleteQueue(c) => from_url(&c.queue_url),
-            Command::GetQueueAttributes(c) => from_url(&c.queue_url),
-            Command::ListDeadLetterSourceQueues(c) => from_url(&c.queue_url),
-            Command::ListQueueTags(c) => from_url(&c.queue_url),
-            Command::PurgeQueue(c) => from_url(&c.queue_url),
-            Command::ReceiveMessage(c) => from_url(&c.queue_url),
-            Command::RemovePermission(c) => from_url(&c.queue_url),
-            Command::SendMessage(c) => from_url(&c.queue_url),
-            Command::SendMessageBatch(c) => from_url(&c.queue_url),
-            Command::SetQueueAttributes(c) => from_url(&c.queue_url),
-            Command::TagQueue(c) => from_url(&c.queue_url),
-            Command::UntagQueue(c) => from_url(&c.queue_url),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn commands_name_their_queue() {
-        let send = Command::SendMessage(SendMessage {
-            queue_url: "http://localhost:9324/000000000000/jobs".into(),
-            ..SendMessage::default()
-        });
-        assert_eq!(send.queue_name(), Some("jobs"));
-        let create = Command::CreateQueue(CreateQueue {
-            queue_name: "new".into(),
-            ..CreateQueue::default()
-        });
-        assert_eq!(create.queue_name(), Some("new"));
-        assert_eq!(
-            Command::ListQueues(ListQueues::default()).queue_name(),
-            None
-        );
-    }
-
-    #[test]
-    fn the_table_has_all_23_actions_and_names_round_trip() {
-        assert_eq!(Action::ALL.len(), 23);
-        for a in Action::ALL {
-            assert_eq!(Action::from_name(a.name()), Some(*a));
-        }
-        assert_eq!(Action::from_name("sendMessage"), None);
-    }
-}

@@ -329,7 +329,7 @@ pub struct ListMessageMoveTasksResult {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::command::redrive::*;
 
     #[test]
     fn arns() {

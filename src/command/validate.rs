@@ -351,7 +351,7 @@ pub fn tags(tags: &[(String, String)]) -> SqsResult<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::command::validate::*;
 
     #[test]
     fn body_characters() {

@@ -16,7 +16,7 @@ use super::store::Op;
 use crate::command::validate::short_name;
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
-    DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessage, SendMessageBatch,
+    DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessageBatch,
     SendMessageBatchResult, SendMessageBatchResultEntry,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
@@ -84,25 +84,15 @@ impl Engine {
             .iter()
             .map(|e| {
                 (
-                    e.message_group_id.is_some(),
-                    e.message_deduplication_id.is_some(),
+                    e.message.message_group_id.is_some(),
+                    e.message.message_deduplication_id.is_some(),
                 )
             })
             .collect();
         let prepared: Vec<Prepared> = c
             .entries
             .into_iter()
-            .map(|e| {
-                Prepared::new(SendMessage {
-                    queue_url: String::new(),
-                    message_body: e.message_body,
-                    delay_seconds: e.delay_seconds,
-                    message_attributes: e.message_attributes,
-                    message_system_attributes: e.message_system_attributes,
-                    message_deduplication_id: e.message_deduplication_id,
-                    message_group_id: e.message_group_id,
-                })
-            })
+            .map(|e| Prepared::new(e.message))
             .collect();
         let (result, commit) = {
             let mut reg = self.lock();

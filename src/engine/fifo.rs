@@ -12,7 +12,7 @@ use super::record::DedupRecord;
 use super::store::Op;
 use crate::command::checksum::hex;
 use crate::command::validate;
-use crate::command::{Message, SendMessage};
+use crate::command::{Message, MessageToSend};
 use crate::error::{SqsError, SqsResult};
 
 /// How long a deduplication id or a receive attempt id is remembered.
@@ -149,7 +149,7 @@ pub(super) const NO_DEDUP_ID: &str = "The queue should either have ContentBasedD
 
 /// Checks the FIFO-only rules of one send (§5.5, §6.6, §6.9); `content_based` is the queue's
 /// ContentBasedDeduplication.
-pub(super) fn check_send(content_based: bool, c: &SendMessage) -> SqsResult<()> {
+pub(super) fn check_send(content_based: bool, c: &MessageToSend) -> SqsResult<()> {
     let Some(group) = &c.message_group_id else {
         return Err(SqsError::missing("MessageGroupId"));
     };

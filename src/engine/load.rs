@@ -80,7 +80,8 @@ mod tests {
 
     use super::super::{Engine, EngineOptions, ManualClock, SeededIds};
     use crate::command::{
-        Command, CreateQueue, PurgeQueue, Reply, RequestContext, SendMessage, SendMessageResult,
+        Command, CreateQueue, MessageToSend, PurgeQueue, Reply, RequestContext, SendMessage,
+        SendMessageResult,
     };
 
     const URL: &str = "http://localhost:9324/000000000000/q.fifo";
@@ -106,10 +107,12 @@ mod tests {
     async fn send(e: &Engine, dedup: &str) -> u128 {
         let c = SendMessage {
             queue_url: URL.into(),
-            message_body: "m".into(),
-            message_group_id: Some("g".into()),
-            message_deduplication_id: Some(dedup.into()),
-            ..SendMessage::default()
+            message: MessageToSend {
+                message_body: "m".into(),
+                message_group_id: Some("g".into()),
+                message_deduplication_id: Some(dedup.into()),
+                ..MessageToSend::default()
+            },
         };
         let Reply::SendMessage(SendMessageResult {
             sequence_number: Some(n),

@@ -41,12 +41,12 @@ impl Engine {
     pub(super) async fn send_message(
         &self,
         ctx: &RequestContext,
-        mut c: SendMessage,
+        c: SendMessage,
     ) -> SqsResult<SendMessageResult> {
         let now = self.now();
         // Checks and checksums that need no queue state run before the lock (`prepare.rs`).
-        let queue_url = std::mem::take(&mut c.queue_url);
-        let p = Prepared::new(c);
+        let SendMessage { queue_url, message } = c;
+        let p = Prepared::new(message);
         let (result, commit) = {
             let mut reg = self.lock();
             let q = self.queue_mut(&mut reg, &queue_url)?;

@@ -8,7 +8,7 @@
 //! MaximumMessageSize, deduplication) and reports the precomputed check results at the same
 //! point of its order as before, so a request with several faults gets the same error.
 
-use crate::command::SendMessage;
+use crate::command::MessageToSend;
 use crate::command::checksum::{md5, md5_of_map};
 use crate::command::validate;
 use crate::error::SqsResult;
@@ -17,7 +17,7 @@ use crate::error::SqsResult;
 #[derive(Debug)]
 pub(super) struct Prepared {
     /// The request.
-    pub msg: SendMessage,
+    pub msg: MessageToSend,
     /// The body check (not empty, allowed characters).
     pub body_check: SqsResult<()>,
     /// The user attribute check, then the system attribute check (first failure).
@@ -34,7 +34,7 @@ pub(super) struct Prepared {
 
 impl Prepared {
     /// Runs the queue-independent checks and checksums of one send.
-    pub fn new(msg: SendMessage) -> Self {
+    pub fn new(msg: MessageToSend) -> Self {
         let body_check = validate::body(&msg.message_body);
         let attribute_check = validate::attributes(&msg.message_attributes)
             .and_then(|()| validate::system_attributes(&msg.message_system_attributes));
@@ -58,9 +58,9 @@ mod tests {
 
     #[test]
     fn checks_and_checksums_are_precomputed() {
-        let mut msg = SendMessage {
+        let mut msg = MessageToSend {
             message_body: "msg".into(),
-            ..SendMessage::default()
+            ..MessageToSend::default()
         };
         msg.message_attributes
             .insert("Foo".into(), MessageAttributeValue::string("String", "Bar"));
@@ -74,9 +74,9 @@ mod tests {
         );
         assert!(p.md5_of_system_attributes.is_none());
 
-        let bad = Prepared::new(SendMessage {
+        let bad = Prepared::new(MessageToSend {
             message_body: "\u{1}".into(),
-            ..SendMessage::default()
+            ..MessageToSend::default()
         });
         let err = bad.body_check.expect_err("control character");
         assert_eq!(err.code, ErrorCode::InvalidMessageContents);

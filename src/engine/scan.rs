@@ -100,8 +100,8 @@ mod tests {
 
     use super::BATCH;
     use crate::command::{
-        Command, CreateQueue, ReceiveMessage, Reply, RequestContext, SendMessageBatch,
-        SendMessageBatchRequestEntry,
+        Command, CreateQueue, MessageToSend, ReceiveMessage, Reply, RequestContext,
+        SendMessageBatch, SendMessageBatchRequestEntry,
     };
     use crate::engine::{Engine, EngineOptions, ManualClock, SeededIds};
 
@@ -143,8 +143,10 @@ mod tests {
             let entries = (start..n.min(start + 10))
                 .map(|i| SendMessageBatchRequestEntry {
                     id: format!("e{i}"),
-                    message_body: format!("{name} {i}"),
-                    ..SendMessageBatchRequestEntry::default()
+                    message: MessageToSend {
+                        message_body: format!("{name} {i}"),
+                        ..MessageToSend::default()
+                    },
                 })
                 .collect();
             let c = SendMessageBatch {

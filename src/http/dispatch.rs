@@ -172,7 +172,11 @@ async fn execute(
     req: &WireRequest<'_>,
     request_id: &str,
 ) -> (WireResponse, Option<String>, Option<ErrorCode>) {
-    let mut d = match wire::decode(req, request_id) {
+    // The service is chosen before the body is decoded; SQS is the only one so far.
+    let decoded = match wire::Api::detect(req) {
+        wire::Api::Sqs => wire::sqs::decode(req, request_id),
+    };
+    let mut d = match decoded {
         Err(rejected) => return (rejected, None, None),
         Ok(d) => d,
     };

@@ -4,13 +4,18 @@
 //! A [`Form`] holds each name once, sorted, so that a name and the flattened members under it
 //! (`Attribute.1.Name`, `Attribute.1.Value`, …) are found by binary search, and names can be
 //! looked up as the concatenation of their parts without building them.
+//!
+//! Service-neutral: every AWS Query service sends its parameters this way. The one failure,
+//! [`NotUtf8`], is turned into an error by the service that reads the form (SQS's is in
+//! `sqs/codec.rs`).
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
-use crate::command::validate::INVALID_CHARACTERS;
-use crate::error::{ErrorCode, SqsError, SqsResult};
+/// A form whose percent-decoded name or value is not UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotUtf8;
 
 /// The merged fields of one request: sorted by name, each name once (the body wins over the
 /// query string, and a later field over an earlier one, as map insertion would have it).
@@ -55,7 +60,7 @@ impl<'a> Form<'a> {
     /// Parses and merges the URL query string and a form body; the body wins (§2.1). A name or
     /// value whose percent-decoded bytes are not UTF-8 is refused rather than altered:
     /// replacing them with U+FFFD would store, and checksum, a message the client never sent.
-    pub fn parse(query: Option<&'a str>, body: &'a [u8]) -> SqsResult<Form<'a>> {
+    pub fn parse(query: Option<&'a str>, body: &'a [u8]) -> Result<Form<'a>, NotUtf8> {
         let mut fields = Vec::new();
         for part in [query.map(str::as_bytes), Some(body)].into_iter().flatten() {
             // memchr finds the separators: splitting byte by byte was most of a Query
@@ -164,11 +169,6 @@ impl<'a> FromIterator<(&'a str, &'a str)> for Form<'a> {
     }
 }
 
-/// Parses and merges the URL query string and a form body into an owned map ([`Form::parse`]).
-pub fn form_fields(query: Option<&str>, body: &[u8]) -> SqsResult<BTreeMap<String, String>> {
-    Form::parse(query, body).map(Form::into_map)
-}
-
 /// The value of one hex digit.
 fn hex_digit(b: u8) -> Option<u8> {
     match b {
@@ -181,14 +181,11 @@ fn hex_digit(b: u8) -> Option<u8> {
 
 /// Decodes one `application/x-www-form-urlencoded` component: `+` is a space, `%XX` a byte.
 /// Borrowed when there is nothing to decode.
-fn form_decode(raw: &[u8]) -> SqsResult<Cow<'_, str>> {
-    // [E] AWS's text for undecodable bytes is not recorded; the body-character error is the
-    // closest documented one (§6.3).
-    let invalid = || SqsError::new(ErrorCode::InvalidMessageContents, INVALID_CHARACTERS);
+fn form_decode(raw: &[u8]) -> Result<Cow<'_, str>, NotUtf8> {
     if memchr::memchr2(b'+', b'%', raw).is_none() {
         return std::str::from_utf8(raw)
             .map(Cow::Borrowed)
-            .map_err(|_| invalid());
+            .map_err(|_| NotUtf8);
     }
     // One pass: runs without `+` or `%` are copied whole; `+` is a space; `%` with two hex
     // digits is a byte, any other `%` itself.
@@ -218,12 +215,16 @@ fn form_decode(raw: &[u8]) -> SqsResult<Cow<'_, str>> {
     bytes.extend_from_slice(rest);
     String::from_utf8(bytes)
         .map(Cow::Owned)
-        .map_err(|_| invalid())
+        .map_err(|_| NotUtf8)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::wire::form::*;
+
+    fn form_fields(query: Option<&str>, body: &[u8]) -> Result<BTreeMap<String, String>, NotUtf8> {
+        Form::parse(query, body).map(Form::into_map)
+    }
 
     #[test]
     fn form_fields_decode_and_merge_with_the_body_winning() {
@@ -248,7 +249,7 @@ mod tests {
     #[test]
     fn bytes_that_are_not_utf8_are_refused_not_replaced() {
         let err = form_fields(None, b"Action=SendMessage&MessageBody=%FF%FE").unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidMessageContents);
+        assert_eq!(err, NotUtf8);
         assert!(form_fields(None, b"Action=SendMessage&MessageBody=\xff").is_err());
         assert!(form_fields(None, b"Action\xff=SendMessage").is_err());
         // Only `%` with two hex digits is an escape; `+` is a space even next to one.

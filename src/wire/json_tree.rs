@@ -2,11 +2,11 @@
 //!
 //! It accepts exactly the documents `serde_json::Value` accepts (the same parser does the work,
 //! through `deserialize_any`, so strings, escapes, numbers and nesting are checked identically)
-//! and keeps what [`super::params::JsonParams`] reads from a `Value`, without its costs: strings
-//! without escapes borrow from the body, objects are plain vectors of members in document order
-//! (no per-object hash map, no owned keys), and numbers keep only what `Value::as_i64` would
-//! say. Duplicate keys are kept; readers give them `Value`'s meaning (the last value wins, at
-//! the position of the first).
+//! and keeps what the JSON reader (`JsonParams` in `params.rs`) reads from a `Value`, without
+//! its costs: strings without escapes borrow from the body, objects are plain vectors of members
+//! in document order (no per-object hash map, no owned keys), and numbers keep only what
+//! `Value::as_i64` would say. Duplicate keys are kept; readers give them `Value`'s meaning (the
+//! last value wins, at the position of the first).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -227,8 +227,9 @@ impl<'de> Deserialize<'de> for Key<'de> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use serde_json::Value;
+
+    use crate::wire::json_tree::*;
 
     /// What a `Value` holds, in the tree's terms, for comparing the two parsers.
     fn from_value(v: &Value) -> Jv<'static> {

@@ -1,9 +1,10 @@
 //! Wire layer: the `Params` trait that every action decoder reads from, with its Query
-//! (flattened form fields) and JSON 1.0 (object members) implementations.
+//! (numbered form fields) and JSON 1.0 (object members) implementations.
 //!
 //! Decoders ask for *model member names* (`Attributes`, `MessageAttributes`, `Entries`); only
-//! the Query reader knows how those are flattened (`Attribute.N.Name`, §2.1). Imports
-//! `command` and `error`; never `engine`.
+//! the Query reader knows how those are numbered, and it asks the service's [`Flattening`]
+//! table (SQS's is `sqs/names.rs`: `Attribute.N.Name`, §2.1; another service, such as SNS's
+//! `Attributes.entry.N.key`, brings its own). Imports `command` and `error`; never `engine`.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -46,6 +47,23 @@ fn serialization(msg: String) -> SqsError {
 // ---------------------------------------------------------------------------------------------
 // Query
 
+/// How a service's Query protocol numbers one list, map or structure-list member: the name
+/// its entries are numbered under (`<name>.N`), and for a map the members of an entry that
+/// hold its key and its value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Flat<'n> {
+    /// The name, in two parts, the second often empty (`Attribute`, `SendMessageBatch` +
+    /// `RequestEntry`), so that it is never built.
+    pub name: [&'n str; 2],
+    /// A map entry's key member (`Name`, `Key`).
+    pub key: &'static str,
+    /// A map entry's value member (`Value`).
+    pub value: &'static str,
+}
+
+/// A service's Query flattening table: how `member` is numbered in a request to `action`.
+pub type Flattening = for<'n> fn(member: &'n str, action: &'n str) -> Flat<'n>;
+
 /// The Query (form-encoded) reader over the merged fields of one request ([`Form`]), with a
 /// prefix for nested structures (`SendMessageBatchRequestEntry.2.`).
 #[derive(Debug, Clone)]
@@ -53,20 +71,18 @@ pub struct QueryParams<'f, 'a> {
     fields: &'f Form<'a>,
     prefix: String,
     action: &'f str,
+    names: Flattening,
 }
 
-/// A flattened name in two parts, the second often empty (`Attribute`,
-/// `SendMessageBatch` + `RequestEntry`), so that it is never built.
-type Flat<'n> = [&'n str; 2];
-
 impl<'f, 'a> QueryParams<'f, 'a> {
-    /// A reader over the merged fields of one request.
+    /// A reader over the merged fields of one request to `action`, numbered as `names` says.
     #[must_use]
-    pub fn new(fields: &'f Form<'a>, action: &'f str) -> Self {
+    pub fn new(fields: &'f Form<'a>, action: &'f str, names: Flattening) -> Self {
         Self {
             fields,
             prefix: String::new(),
             action,
+            names,
         }
     }
 
@@ -89,7 +105,7 @@ impl<'f, 'a> QueryParams<'f, 'a> {
 
     /// Indices N (ascending) for which some key starts with `<prefix><name>.N`, with the
     /// remainder of each key after `N`.
-    fn indexed(&self, name: Flat<'_>) -> BTreeMap<u32, Vec<(&'f str, &'f str)>> {
+    fn indexed(&self, name: [&str; 2]) -> BTreeMap<u32, Vec<(&'f str, &'f str)>> {
         let mut out: BTreeMap<u32, Vec<(&'f str, &'f str)>> = BTreeMap::new();
         for (rest, v) in self.fields.under(&[&self.prefix, name[0], name[1], "."]) {
             let (idx, tail) = rest.split_once('.').unwrap_or((rest, ""));
@@ -100,21 +116,9 @@ impl<'f, 'a> QueryParams<'f, 'a> {
         out
     }
 
-    /// The flattened name of a list or map member (§2.1 table).
+    /// How a list or map member is numbered, from the service's table.
     fn flat_name<'n>(&'n self, member: &'n str) -> Flat<'n> {
-        match member {
-            "Attributes" => ["Attribute", ""],
-            "tags" | "Tags" => ["Tag", ""],
-            "AttributeNames" | "MessageSystemAttributeNames" => ["AttributeName", ""],
-            "MessageAttributeNames" => ["MessageAttributeName", ""],
-            "TagKeys" => ["TagKey", ""],
-            "AWSAccountIds" => ["AWSAccountId", ""],
-            "Actions" => ["ActionName", ""],
-            "MessageAttributes" => ["MessageAttribute", ""],
-            "MessageSystemAttributes" => ["MessageSystemAttribute", ""],
-            "Entries" => [self.action, "RequestEntry"],
-            other => [other, ""],
-        }
+        (self.names)(member, self.action)
     }
 }
 
@@ -158,7 +162,7 @@ impl Params for QueryParams<'_, '_> {
     }
 
     fn string_list(&self, member: &str) -> SqsResult<Vec<String>> {
-        let name = self.flat_name(member);
+        let name = self.flat_name(member).name;
         let mut out: Vec<String> = self
             .indexed(name)
             .into_values()
@@ -172,12 +176,7 @@ impl Params for QueryParams<'_, '_> {
     }
 
     fn string_map(&self, member: &str) -> SqsResult<Pairs> {
-        let name = self.flat_name(member);
-        let (key, value) = if name == ["Tag", ""] {
-            ("Key", "Value")
-        } else {
-            ("Name", "Value")
-        };
+        let Flat { name, key, value } = self.flat_name(member);
         let mut out: Pairs = self
             .indexed(name)
             .into_values()
@@ -197,7 +196,7 @@ impl Params for QueryParams<'_, '_> {
     }
 
     fn message_attributes(&self, member: &str) -> SqsResult<MessageAttributes> {
-        let name = self.flat_name(member);
+        let name = self.flat_name(member).name;
         let mut out = MessageAttributes::new();
         for rows in self.indexed(name).into_values() {
             let Some(n) = field(&rows, "Name") else {
@@ -229,7 +228,7 @@ impl Params for QueryParams<'_, '_> {
     }
 
     fn entries(&self, member: &str) -> SqsResult<Option<Vec<Box<dyn Params + '_>>>> {
-        let name = self.flat_name(member);
+        let name = self.flat_name(member).name;
         let indexed = self.indexed(name);
         if indexed.is_empty() {
             return Ok(None);
@@ -242,6 +241,7 @@ impl Params for QueryParams<'_, '_> {
                         fields: self.fields,
                         prefix: format!("{}{}{}.{n}.", self.prefix, name[0], name[1]),
                         action: self.action,
+                        names: self.names,
                     }) as Box<dyn Params>
                 })
                 .collect(),
@@ -380,22 +380,7 @@ impl Params for JsonParams<'_, '_> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    #[test]
-    fn an_unindexed_map_entry_is_read() {
-        let fields: Form<'_> = [
-            ("Attribute.Name", "VisibilityTimeout"),
-            ("Attribute.Value", "7"),
-        ]
-        .into_iter()
-        .collect();
-        let p = QueryParams::new(&fields, "SetQueueAttributes");
-        assert_eq!(
-            p.string_map("Attributes").expect("decodes"),
-            vec![("VisibilityTimeout".to_owned(), "7".to_owned())]
-        );
-    }
+    use crate::wire::params::*;
 
     #[test]
     fn list_indices_are_plain_digits() {
@@ -405,117 +390,59 @@ mod tests {
         assert_eq!(list_index("01"), None);
         assert_eq!(list_index(""), None);
         assert_eq!(list_index("1a"), None);
+    }
+
+    /// A table numbered as SNS's Query protocol is (lists `Name.member.N`, maps
+    /// `Name.entry.N.key` / `.value`): the reader needs nothing else from a service.
+    fn member_entry<'n>(member: &'n str, _action: &'n str) -> Flat<'n> {
+        match member {
+            "Attributes" => Flat {
+                name: ["Attributes", ".entry"],
+                key: "key",
+                value: "value",
+            },
+            other => Flat {
+                name: [other, ".member"],
+                key: "Key",
+                value: "Value",
+            },
+        }
+    }
+
+    #[test]
+    fn the_reader_numbers_members_as_the_table_says() {
         let fields: Form<'_> = [
-            ("Action", "CreateQueue"),
-            ("Attribute.1.Name", "DelaySeconds"),
-            ("Attribute.1.Value", "1"),
-            ("Attribute.+1.Name", "VisibilityTimeout"),
+            ("Attributes.entry.2.key", "DisplayName"),
+            ("Attributes.entry.2.value", "d"),
+            ("Attributes.entry.1.key", "Policy"),
+            ("Attributes.entry.1.value", "{}"),
+            ("Tags.member.1.Key", "team"),
+            ("Tags.member.1.Value", "core"),
+            ("TagKeys.member.1", "a"),
+            ("TagKeys.member.2", "b"),
+            ("Entries.member.1.Id", "e1"),
+            ("Entries.member.1.MessageAttributes.entry.1.Name", "n"),
         ]
         .into_iter()
         .collect();
-        let p = QueryParams::new(&fields, "CreateQueue");
-        let attrs = p.string_map("Attributes").expect("decodes");
-        assert_eq!(attrs.len(), 1, "{attrs:?}");
-        assert_eq!(attrs, vec![("DelaySeconds".to_owned(), "1".to_owned())]);
-    }
-
-    fn form<'a>(pairs: &[(&'a str, &'a str)]) -> Form<'a> {
-        pairs.iter().copied().collect()
-    }
-
-    #[test]
-    fn query_maps_lists_and_numbers() {
-        let f = form(&[
-            ("Attribute.2.Name", "DelaySeconds"),
-            ("Attribute.2.Value", "5"),
-            ("Attribute.1.Name", "VisibilityTimeout"),
-            ("Attribute.1.Value", "60"),
-            ("Attribute.10.Name", "MaximumMessageSize"),
-            ("Attribute.10.Value", "2048"),
-            ("AttributeName.1", "All"),
-            ("AttributeName.2", "QueueArn"),
-            ("MaxNumberOfMessages", "10"),
-            ("Tag.1.Key", "team"),
-            ("Tag.1.Value", ""),
-        ]);
-        let p = QueryParams::new(&f, "CreateQueue");
+        let p = QueryParams::new(&fields, "CreateTopic", member_entry);
         assert_eq!(
-            p.string_map("Attributes").unwrap(),
+            p.string_map("Attributes").expect("decodes"),
             vec![
-                ("VisibilityTimeout".to_owned(), "60".to_owned()),
-                ("DelaySeconds".to_owned(), "5".to_owned()),
-                ("MaximumMessageSize".to_owned(), "2048".to_owned()),
+                ("Policy".to_owned(), "{}".to_owned()),
+                ("DisplayName".to_owned(), "d".to_owned()),
             ]
         );
         assert_eq!(
-            p.string_list("AttributeNames").unwrap(),
-            vec!["All", "QueueArn"]
+            p.string_map("Tags").expect("decodes"),
+            vec![("team".to_owned(), "core".to_owned())]
         );
+        assert_eq!(p.string_list("TagKeys").expect("decodes"), vec!["a", "b"]);
+        let entries = p.entries("Entries").expect("decodes").expect("present");
+        assert_eq!(entries.len(), 1);
         assert_eq!(
-            p.string_list("MessageSystemAttributeNames").unwrap(),
-            vec!["All", "QueueArn"]
-        );
-        assert_eq!(p.int("MaxNumberOfMessages").unwrap(), Some(10));
-        assert_eq!(
-            p.string_map("tags").unwrap(),
-            vec![("team".to_owned(), String::new())]
-        );
-        let bad = form(&[("MaxNumberOfMessages", "x")]);
-        assert!(
-            QueryParams::new(&bad, "ReceiveMessage")
-                .int("MaxNumberOfMessages")
-                .is_err()
-        );
-    }
-
-    #[test]
-    fn query_message_attributes_and_entries() {
-        let f = form(&[
-            ("SendMessageBatchRequestEntry.1.Id", "a"),
-            ("SendMessageBatchRequestEntry.1.MessageBody", "x"),
-            (
-                "SendMessageBatchRequestEntry.1.MessageAttribute.1.Name",
-                "n",
-            ),
-            (
-                "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.DataType",
-                "Number.int",
-            ),
-            (
-                "SendMessageBatchRequestEntry.1.MessageAttribute.1.Value.StringValue",
-                "42",
-            ),
-            ("SendMessageBatchRequestEntry.2.Id", "b"),
-            (
-                "SendMessageBatchRequestEntry.2.MessageAttribute.1.Name",
-                "bin",
-            ),
-            (
-                "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.DataType",
-                "Binary",
-            ),
-            (
-                "SendMessageBatchRequestEntry.2.MessageAttribute.1.Value.BinaryValue",
-                "AAEC",
-            ),
-        ]);
-        let p = QueryParams::new(&f, "SendMessageBatch");
-        let entries = p.entries("Entries").unwrap().unwrap();
-        assert_eq!(entries.len(), 2);
-        assert_eq!(entries[0].string("Id").unwrap().as_deref(), Some("a"));
-        let a = entries[0].message_attributes("MessageAttributes").unwrap();
-        assert_eq!(a["n"], MessageAttributeValue::string("Number.int", "42"));
-        let b = entries[1].message_attributes("MessageAttributes").unwrap();
-        assert_eq!(
-            b["bin"],
-            MessageAttributeValue::binary("Binary", &[0, 1, 2])
-        );
-        let none = form(&[]);
-        assert!(
-            QueryParams::new(&none, "SendMessageBatch")
-                .entries("Entries")
-                .unwrap()
-                .is_none()
+            entries[0].string("Id").expect("decodes").as_deref(),
+            Some("e1")
         );
     }
 

@@ -14,7 +14,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Map, Value, json};
 
-use super::encode::Out;
+use super::out::Out;
 use crate::command::{MessageAttributes, Pairs};
 
 /// Which naming the writer follows.
@@ -171,36 +171,7 @@ pub fn error_body(fault: &str, code: &str, message: &str, request_id: &str) -> S
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::command::{GetQueueAttributesResult, ListQueuesResult, Reply};
-    use crate::wire::encode::encode_reply;
-
-    #[test]
-    fn aws_dialect_names_lists_lower_camel_and_maps_as_name_value_lists() {
-        let mut out = QueryJsonOut::new(Dialect::Aws);
-        encode_reply(
-            &Reply::ListQueues(ListQueuesResult {
-                queue_urls: vec!["http://h/1/a".into()],
-                next_token: None,
-            }),
-            &mut out,
-        );
-        assert_eq!(
-            Value::Object(out.obj),
-            json!({ "queueUrls": ["http://h/1/a"] })
-        );
-        let mut out = QueryJsonOut::new(Dialect::Aws);
-        encode_reply(
-            &Reply::GetQueueAttributes(GetQueueAttributesResult {
-                attributes: vec![("DelaySeconds".into(), "0".into())],
-            }),
-            &mut out,
-        );
-        assert_eq!(
-            Value::Object(out.obj),
-            json!({ "Attributes": [{ "Name": "DelaySeconds", "Value": "0" }] })
-        );
-    }
+    use crate::wire::query_json::*;
 
     #[test]
     fn envelopes_and_errors() {

@@ -2,21 +2,15 @@
 //!
 //! Written by hand into a `String`: the envelope is fixed and the escaping rules are SQS's own
 //! (`"` as `&quot;`, carriage return as `&#xD;`, G-7), which generic serializers do not follow.
+//! Service-neutral: the envelopes take the [`Service`] they answer for (its namespace, and
+//! whether its errors carry `<Detail/>`).
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::encode::Out;
+use super::out::Out;
+use super::service::Service;
 use crate::command::{MessageAttributes, Pairs};
-
-/// The namespace of every SQS Query response.
-pub const XMLNS: &str = "http://queue.amazonaws.com/doc/2012-11-05/";
-
-/// Whether XML 1.0 can carry `c` at all, escaped or not (its `Char` production).
-#[must_use]
-pub fn is_xml_char(c: char) -> bool {
-    matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-}
 
 /// Appends `s` escaped as SQS does. A character XML cannot carry (a control character, say,
 /// echoed from a client's input in an error message) is written as U+FFFD instead, so the
@@ -181,14 +175,15 @@ pub struct Response<'n> {
 }
 
 impl<'n> Response<'n> {
-    /// Opens the envelope of `action`'s response, and its result element when `with_result`.
+    /// Opens the envelope of `service`'s answer to `action`, and its result element when
+    /// `with_result`.
     #[must_use]
-    pub fn new(action: &'n str, with_result: bool) -> Self {
+    pub fn new(service: &Service, action: &'n str, with_result: bool) -> Self {
         let mut buf = String::with_capacity(512);
         buf.push_str("<?xml version=\"1.0\"?><");
         buf.push_str(action);
         buf.push_str("Response xmlns=\"");
-        buf.push_str(XMLNS);
+        buf.push_str(service.xmlns);
         buf.push_str("\">");
         let result_at = with_result.then(|| {
             buf.push('<');
@@ -237,28 +232,30 @@ impl<'n> Response<'n> {
     }
 }
 
-/// Wraps result XML in the `<Action>Response` envelope. `result` is `None` for actions without
-/// output; an empty result is written self-closing (`<ReceiveMessageResult/>`, G-16).
+/// The `ErrorResponse` body (§5.1): `Error` with `Type`, `Code`, `Message` (and `<Detail/>`
+/// when the service writes one), then `RequestId` beside it.
 #[must_use]
-pub fn envelope(action: &str, result: Option<&str>, request_id: &str) -> String {
-    let mut r = Response::new(action, result.is_some());
-    r.out().buf.push_str(result.unwrap_or_default());
-    r.finish(request_id)
-}
-
-/// The `ErrorResponse` body (§5.1).
-#[must_use]
-pub fn error_body(fault: &str, code: &str, message: &str, request_id: &str) -> String {
+pub fn error_body(
+    service: &Service,
+    fault: &str,
+    code: &str,
+    message: &str,
+    request_id: &str,
+) -> String {
     let mut s = String::with_capacity(256 + message.len());
     s.push_str("<?xml version=\"1.0\"?><ErrorResponse xmlns=\"");
-    s.push_str(XMLNS);
+    s.push_str(service.xmlns);
     s.push_str("\"><Error><Type>");
     s.push_str(fault);
     s.push_str("</Type><Code>");
     escape_into(&mut s, code);
     s.push_str("</Code><Message>");
     escape_into(&mut s, message);
-    s.push_str("</Message><Detail/></Error><RequestId>");
+    s.push_str("</Message>");
+    if service.error_detail {
+        s.push_str("<Detail/>");
+    }
+    s.push_str("</Error><RequestId>");
     escape_into(&mut s, request_id);
     s.push_str("</RequestId></ErrorResponse>");
     s
@@ -266,7 +263,22 @@ pub fn error_body(fault: &str, code: &str, message: &str, request_id: &str) -> S
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::wire::service::SQS;
+    use crate::wire::xml::*;
+
+    /// Whether XML 1.0 can carry `c` at all, escaped or not (its `Char` production).
+    fn is_xml_char(c: char) -> bool {
+        matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
+    }
+
+    /// Wraps result XML in SQS's `<Action>Response` envelope. `result` is `None` for actions
+    /// without output; an empty result is written self-closing (`<ReceiveMessageResult/>`,
+    /// G-16).
+    fn envelope(action: &str, result: Option<&str>, request_id: &str) -> String {
+        let mut r = Response::new(&SQS, action, result.is_some());
+        r.out().buf.push_str(result.unwrap_or_default());
+        r.finish(request_id)
+    }
 
     #[test]
     fn envelope_matches_aws_byte_for_byte() {
@@ -282,17 +294,37 @@ mod tests {
         // boto3 #2338 reports content-length 215 for this response.
         assert_eq!(s.len(), 215);
         assert!(envelope("ReceiveMessage", Some(""), "r").contains("<ReceiveMessageResult/>"));
-        let mut r = Response::new("ListQueues", true);
+        let mut r = Response::new(&SQS, "ListQueues", true);
         r.out()
             .string_list("QueueUrls", "QueueUrl", &["u&".to_owned()]);
         r.out().int("N", -3);
         assert_eq!(
             r.finish("r<"),
             format!(
-                "<?xml version=\"1.0\"?><ListQueuesResponse xmlns=\"{XMLNS}\"><ListQueuesResult>\
+                "<?xml version=\"1.0\"?><ListQueuesResponse xmlns=\"{}\"><ListQueuesResult>\
                  <QueueUrl>u&amp;</QueueUrl><N>-3</N></ListQueuesResult><ResponseMetadata>\
-                 <RequestId>r&lt;</RequestId></ResponseMetadata></ListQueuesResponse>"
+                 <RequestId>r&lt;</RequestId></ResponseMetadata></ListQueuesResponse>",
+                SQS.xmlns
             )
+        );
+    }
+
+    #[test]
+    fn another_service_answers_in_its_own_namespace_and_envelope() {
+        const OTHER: Service = Service {
+            name: "other",
+            version: "2010-03-31",
+            xmlns: "http://other.amazonaws.com/doc/2010-03-31/",
+            error_detail: false,
+        };
+        let r = Response::new(&OTHER, "Publish", true);
+        assert!(
+            r.finish("r")
+                .starts_with("<?xml version=\"1.0\"?><PublishResponse xmlns=\"http://other.amazonaws.com/doc/2010-03-31/\"><PublishResult/>")
+        );
+        assert_eq!(
+            error_body(&OTHER, "Sender", "NotFound", "Topic does not exist", "r"),
+            "<?xml version=\"1.0\"?><ErrorResponse xmlns=\"http://other.amazonaws.com/doc/2010-03-31/\"><Error><Type>Sender</Type><Code>NotFound</Code><Message>Topic does not exist</Message></Error><RequestId>r</RequestId></ErrorResponse>"
         );
     }
 
@@ -301,7 +333,13 @@ mod tests {
         let mut s = String::new();
         escape_into(&mut s, "a\u{1}b\u{b}c\u{fffe}d\te\u{1F600}");
         assert_eq!(s, "a\u{FFFD}b\u{FFFD}c\u{FFFD}d\te\u{1F600}");
-        let body = error_body("Sender", "InvalidAction", "The action A\u{0}B is bad", "r");
+        let body = error_body(
+            &SQS,
+            "Sender",
+            "InvalidAction",
+            "The action A\u{0}B is bad",
+            "r",
+        );
         let mut reader = quick_xml::Reader::from_str(&body);
         loop {
             match reader.read_event() {
@@ -369,6 +407,7 @@ mod tests {
     #[test]
     fn error_envelope() {
         let s = error_body(
+            &SQS,
             "Sender",
             "AWS.SimpleQueueService.NonExistentQueue",
             "The specified queue does not exist for this wsdl version.",

@@ -103,15 +103,23 @@ enum Kind {
     Entries(&'static [(&'static str, Kind)]),
 }
 
-const SEND_ENTRY: &[(&str, Kind)] = &[
-    ("Id", Kind::Str),
-    ("MessageBody", Kind::Str),
-    ("DelaySeconds", Kind::Int),
-    ("MessageAttributes", Kind::Attrs),
-    ("MessageSystemAttributes", Kind::Attrs),
-    ("MessageDeduplicationId", Kind::Str),
-    ("MessageGroupId", Kind::Str),
-];
+/// The members of a message to send after `$first` (`QueueUrl` for SendMessage, `Id` for a
+/// batch entry): listed once for both, as `command::MessageToSend` holds them.
+macro_rules! send_members {
+    ($first:expr) => {
+        &[
+            $first,
+            ("MessageBody", Kind::Str),
+            ("DelaySeconds", Kind::Int),
+            ("MessageAttributes", Kind::Attrs),
+            ("MessageSystemAttributes", Kind::Attrs),
+            ("MessageDeduplicationId", Kind::Str),
+            ("MessageGroupId", Kind::Str),
+        ]
+    };
+}
+
+const SEND_ENTRY: &[(&str, Kind)] = send_members!(("Id", Kind::Str));
 const DELETE_ENTRY: &[(&str, Kind)] = &[("Id", Kind::Str), ("ReceiptHandle", Kind::Str)];
 const VISIBILITY_ENTRY: &[(&str, Kind)] = &[
     ("Id", Kind::Str),
@@ -142,15 +150,7 @@ fn members(action: Action) -> &'static [(&'static str, Kind)] {
             ("Actions", StrList),
         ],
         Action::RemovePermission => &[("QueueUrl", Str), ("Label", Str)],
-        Action::SendMessage => &[
-            ("QueueUrl", Str),
-            ("MessageBody", Str),
-            ("DelaySeconds", Int),
-            ("MessageAttributes", Attrs),
-            ("MessageSystemAttributes", Attrs),
-            ("MessageDeduplicationId", Str),
-            ("MessageGroupId", Str),
-        ],
+        Action::SendMessage => send_members!(("QueueUrl", Str)),
         Action::ReceiveMessage => &[
             ("QueueUrl", Str),
             ("AttributeNames", StrList),

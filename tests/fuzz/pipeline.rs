@@ -6,7 +6,9 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use localsqs::command::{Command, CreateQueue, ReceiveMessage, Reply, RequestContext, SendMessage};
+use localsqs::command::{
+    Command, CreateQueue, MessageToSend, ReceiveMessage, Reply, RequestContext, SendMessage,
+};
 use localsqs::engine::{Engine, EngineOptions, ManualClock, SeededIds};
 use localsqs::wire::{self, WireRequest, WireResponse};
 
@@ -105,9 +107,11 @@ impl Pipeline {
                 for body in ["one", "two"] {
                     let cmd = Command::SendMessage(SendMessage {
                         queue_url: url(name),
-                        message_body: body.to_owned(),
-                        message_group_id: group.map(str::to_owned),
-                        ..SendMessage::default()
+                        message: MessageToSend {
+                            message_body: body.to_owned(),
+                            message_group_id: group.map(str::to_owned),
+                            ..MessageToSend::default()
+                        },
                     });
                     engine.execute(&ctx(), cmd).await.expect("sent");
                 }

@@ -139,11 +139,13 @@ impl Run {
     fn send_command(&self, q: usize, e: &Entry) -> SendMessage {
         SendMessage {
             queue_url: url(self.name(q)),
-            message_body: body(e.body),
-            delay_seconds: e.delay,
-            message_deduplication_id: e.dedup.map(|d| format!("d{d}")),
-            message_group_id: e.group.map(|g| format!("g{g}")),
-            ..SendMessage::default()
+            message: MessageToSend {
+                message_body: body(e.body),
+                delay_seconds: e.delay,
+                message_deduplication_id: e.dedup.map(|d| format!("d{d}")),
+                message_group_id: e.group.map(|g| format!("g{g}")),
+                ..MessageToSend::default()
+            },
         }
     }
 
@@ -211,16 +213,9 @@ impl Run {
             entries: entries
                 .iter()
                 .enumerate()
-                .map(|(i, e)| {
-                    let s = self.send_command(q, e);
-                    SendMessageBatchRequestEntry {
-                        id: format!("e{i}"),
-                        message_body: s.message_body,
-                        delay_seconds: s.delay_seconds,
-                        message_deduplication_id: s.message_deduplication_id,
-                        message_group_id: s.message_group_id,
-                        ..SendMessageBatchRequestEntry::default()
-                    }
+                .map(|(i, e)| SendMessageBatchRequestEntry {
+                    id: format!("e{i}"),
+                    message: self.send_command(q, e).message,
                 })
                 .collect(),
         };

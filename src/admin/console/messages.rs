@@ -273,7 +273,9 @@ mod tests {
     use super::*;
     use crate::admin::console::test_support::{BASE, admin, body, call, create, ctx, get, send};
     use crate::admin::routes::Route;
-    use crate::command::{Command, MessageAttributeValue, ReceiveMessage, SendMessage};
+    use crate::command::{
+        Command, MessageAttributeValue, MessageToSend, ReceiveMessage, SendMessage,
+    };
 
     const URL: &str = "/_localsqs/queues/q/messages";
 
@@ -341,14 +343,16 @@ mod tests {
         receive(&s, "q", 1).await;
         let m = SendMessage {
             queue_url: "q".into(),
-            message_body: "later".into(),
-            delay_seconds: Some(60),
-            message_attributes: [(
-                "kind".to_owned(),
-                MessageAttributeValue::string("String", "test"),
-            )]
-            .into(),
-            ..SendMessage::default()
+            message: MessageToSend {
+                message_body: "later".into(),
+                delay_seconds: Some(60),
+                message_attributes: [(
+                    "kind".to_owned(),
+                    MessageAttributeValue::string("String", "test"),
+                )]
+                .into(),
+                ..MessageToSend::default()
+            },
         };
         s.engine
             .execute(&ctx(), Command::SendMessage(m))

@@ -8,7 +8,8 @@ use serde_json::Value;
 use crate::admin::routes::Route;
 use crate::admin::state::Admin;
 use crate::command::{
-    Command, CreateQueue, RequestContext, SendMessageBatch, SendMessageBatchRequestEntry,
+    Command, CreateQueue, MessageToSend, RequestContext, SendMessageBatch,
+    SendMessageBatchRequestEntry,
 };
 use crate::engine::{Clock, Engine, EngineOptions, RandomIds, SystemClock};
 use crate::tools::clock::ControlledClock;
@@ -87,8 +88,10 @@ pub(crate) async fn send(s: &Admin, queue: &str, bodies: &[&str]) {
             .enumerate()
             .map(|(i, b)| SendMessageBatchRequestEntry {
                 id: format!("m{i}"),
-                message_body: (*b).to_owned(),
-                ..SendMessageBatchRequestEntry::default()
+                message: MessageToSend {
+                    message_body: (*b).to_owned(),
+                    ..MessageToSend::default()
+                },
             })
             .collect();
         let c = SendMessageBatch {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{bad_value, unknown};
+use super::check::{bad_value, unknown};
 use crate::command::redrive::{RedriveAllowPolicy, RedrivePolicy};
 use crate::error::SqsResult;
 
@@ -82,7 +82,7 @@ pub struct QueueAttributes {
     pub fifo: Option<FifoAttributes>,
 }
 
-/// One written attribute, typed. Made from a value [`validate`](super::validate) normalised (or from a stored
+/// One written attribute, typed. Made from a value [`validate`](super::check::validate) normalised (or from a stored
 /// one), so parsing it cannot meet a value out of range.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Setting {
@@ -290,7 +290,7 @@ impl QueueAttributes {
         }
     }
 
-    /// Changes a FIFO attribute; [`validate`](super::validate) refuses them on standard queues.
+    /// Changes a FIFO attribute; [`validate`](super::check::validate) refuses them on standard queues.
     fn fifo_mut(&mut self, change: impl FnOnce(&mut FifoAttributes)) {
         if let Some(f) = &mut self.fifo {
             change(f);
@@ -368,8 +368,8 @@ impl QueueAttributes {
 
 #[cfg(test)]
 mod tests {
-    use super::super::validate;
-    use super::*;
+    use crate::command::attributes::check::validate;
+    use crate::command::attributes::settings::*;
 
     fn settings(name: &str, value: &str) -> Vec<Setting> {
         validate(&[(name.into(), value.into())], false, false)

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::super::{Clock, Engine, EngineOptions, ManualClock, SeededIds};
 use crate::command::{
-    Command, CreateQueue, DeleteMessage, MessageAttributeValue, PurgeQueue, ReceiveMessage, Reply,
-    RequestContext, SendMessage, StartMessageMoveTask,
+    Command, CreateQueue, DeleteMessage, MessageAttributeValue, MessageToSend, PurgeQueue,
+    ReceiveMessage, Reply, RequestContext, SendMessage, StartMessageMoveTask,
 };
 
 const URL: &str = "http://localhost:9324/000000000000/q";
@@ -59,10 +59,12 @@ async fn send(e: &Engine, n: usize) -> Vec<String> {
     for i in 0..n {
         let mut c = SendMessage {
             queue_url: URL.into(),
-            message_body: body(i),
-            ..SendMessage::default()
+            message: MessageToSend {
+                message_body: body(i),
+                ..MessageToSend::default()
+            },
         };
-        c.message_attributes.insert(
+        c.message.message_attributes.insert(
             "n".into(),
             MessageAttributeValue::string("Number", &i.to_string()),
         );

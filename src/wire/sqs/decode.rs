@@ -1,11 +1,11 @@
-//! Wire layer: one decoder per action, written once against [`Params`] for both protocols.
+//! Wire layer, SQS: one decoder per action, written once against [`Params`] for both protocols.
 //!
 //! Only presence and type are checked here; ranges and semantics are checked in `command` and
 //! `engine`, so both protocols give identical messages.
 
-use super::params::Params;
 use crate::command::*;
 use crate::error::{SqsError, SqsResult};
+use crate::wire::params::Params;
 
 fn required(p: &dyn Params, member: &str) -> SqsResult<String> {
     p.string(member)?.ok_or_else(|| SqsError::missing(member))
@@ -19,9 +19,9 @@ fn queue_url(p: &dyn Params) -> SqsResult<String> {
     required(p, "QueueUrl")
 }
 
-fn send_fields(p: &dyn Params) -> SqsResult<SendMessage> {
-    Ok(SendMessage {
-        queue_url: String::new(),
+/// The members of one message to send: a `SendMessage`'s, and each batch entry's.
+fn message_to_send(p: &dyn Params) -> SqsResult<MessageToSend> {
+    Ok(MessageToSend {
         message_body: p.string("MessageBody")?.unwrap_or_default(),
         delay_seconds: p.int("DelaySeconds")?,
         message_attributes: p.message_attributes("MessageAttributes")?,
@@ -83,13 +83,10 @@ pub fn decode(action: Action, p: &dyn Params) -> SqsResult<Command> {
             queue_url: queue_url(p)?,
             label: required(p, "Label")?,
         }),
-        Action::SendMessage => {
-            let url = queue_url(p)?;
-            Command::SendMessage(SendMessage {
-                queue_url: url,
-                ..send_fields(p)?
-            })
-        }
+        Action::SendMessage => Command::SendMessage(SendMessage {
+            queue_url: queue_url(p)?,
+            message: message_to_send(p)?,
+        }),
         Action::ReceiveMessage => Command::ReceiveMessage(ReceiveMessage {
             queue_url: queue_url(p)?,
             attribute_names: p.string_list("AttributeNames")?,
@@ -118,15 +115,12 @@ pub fn decode(action: Action, p: &dyn Params) -> SqsResult<Command> {
                 .unwrap_or_default()
                 .iter()
                 .map(|e| {
-                    let f = send_fields(e.as_ref())?;
+                    // The message's members are read before the id, as they always were, so
+                    // an entry with several faults reports the same one.
+                    let message = message_to_send(e.as_ref())?;
                     Ok(SendMessageBatchRequestEntry {
                         id: e.string("Id")?.unwrap_or_default(),
-                        message_body: f.message_body,
-                        delay_seconds: f.delay_seconds,
-                        message_attributes: f.message_attributes,
-                        message_system_attributes: f.message_system_attributes,
-                        message_deduplication_id: f.message_deduplication_id,
-                        message_group_id: f.message_group_id,
+                        message,
                     })
                 })
                 .collect::<SqsResult<_>>()?,

@@ -1,58 +1,17 @@
-//! Wire layer: one encoder per result, written once against the [`Out`] writer trait, which
-//! the XML and JSON writers implement.
+//! Wire layer, SQS: one encoder per result, written once against the [`Out`] writer trait,
+//! which the XML and JSON writers implement.
 //!
 //! Omission rules (§3.2, G-2, G-3, G-8): absent optional members and empty lists and maps are
 //! never written, in either protocol.
 
 use crate::command::*;
 use crate::error::Fault;
-
-/// A sink for result members. Names are given in both spellings where the protocols differ:
-/// `json` is the model member name, `xml` the flattened element name.
-pub trait Out {
-    /// A string member.
-    fn string(&mut self, name: &str, v: &str);
-    /// An integer member (a JSON number).
-    fn int(&mut self, name: &str, v: i64);
-    /// A boolean member.
-    fn boolean(&mut self, name: &str, v: bool);
-    /// A list of strings; nothing is written when empty.
-    fn string_list(&mut self, json: &str, xml: &str, items: &[String]);
-    /// A string map; XML writes `<xml><key>k</key><value>v</value></xml>` per entry.
-    fn string_map(&mut self, json: &str, xml: &str, key: &str, value: &str, items: &Pairs);
-    /// A list of structures; nothing is written when `n == 0`.
-    fn struct_list(
-        &mut self,
-        json: &str,
-        xml: &str,
-        n: usize,
-        item: &mut dyn FnMut(usize, &mut dyn Out),
-    );
-    /// A map of message attributes; nothing is written when empty.
-    fn message_attributes(&mut self, json: &str, xml: &str, attrs: &MessageAttributes);
-}
+use crate::wire::out::Out;
 
 fn opt(out: &mut dyn Out, name: &str, v: Option<&String>) {
     if let Some(v) = v {
         out.string(name, v);
     }
-}
-
-/// Whether a successful reply to `action` carries a result element (XML) / members (JSON).
-#[must_use]
-pub fn has_result(action: Action) -> bool {
-    !matches!(
-        action,
-        Action::AddPermission
-            | Action::ChangeMessageVisibility
-            | Action::DeleteMessage
-            | Action::DeleteQueue
-            | Action::PurgeQueue
-            | Action::RemovePermission
-            | Action::SetQueueAttributes
-            | Action::TagQueue
-            | Action::UntagQueue
-    )
 }
 
 fn failed(out: &mut dyn Out, failed: &[BatchResultErrorEntry]) {
@@ -211,5 +170,87 @@ pub fn encode_reply(reply: &Reply, out: &mut dyn Out) {
         | Reply::SetQueueAttributes(())
         | Reply::TagQueue(())
         | Reply::UntagQueue(()) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::command::*;
+    use crate::wire::json::JsonOut;
+    use crate::wire::query_json::{Dialect, QueryJsonOut};
+    use crate::wire::sqs::encode::*;
+
+    #[test]
+    fn a_received_message_is_the_text_of_its_map_in_member_order() {
+        let mut attrs = MessageAttributes::new();
+        attrs.insert("s".into(), MessageAttributeValue::string("String", "v\n"));
+        let mut lists = MessageAttributeValue::string("String.x", "w");
+        lists.string_list_values = vec!["a".into(), "b".into()];
+        lists.binary_list_values = vec![vec![1], vec![]];
+        attrs.insert("l".into(), lists);
+        let message = Message {
+            message_id: "id".into(),
+            receipt_handle: "rh".into(),
+            md5_of_body: "m".into(),
+            body: "say \"hi\"\r\n\u{1}".into(),
+            attributes: vec![
+                ("SentTimestamp".into(), "1".into()),
+                ("ApproximateReceiveCount".into(), "2".into()),
+                ("SentTimestamp".into(), "3".into()),
+            ],
+            md5_of_message_attributes: Some("ma".into()),
+            message_attributes: attrs,
+        };
+        let reply = Reply::ReceiveMessage(ReceiveMessageResult {
+            messages: vec![message.clone(), Message::default()],
+        });
+        let mut out = JsonOut::default();
+        encode_reply(&reply, &mut out);
+        let text = out.finish();
+        let want = json!({"Messages": [
+            {
+                "MessageId": "id", "ReceiptHandle": "rh", "MD5OfBody": "m",
+                "Body": "say \"hi\"\r\n\u{1}",
+                "Attributes": {"SentTimestamp": "3", "ApproximateReceiveCount": "2"},
+                "MD5OfMessageAttributes": "ma",
+                "MessageAttributes": {
+                    "l": {"StringValue": "w", "StringListValues": ["a", "b"],
+                          "BinaryListValues": ["AQ==", ""], "DataType": "String.x"},
+                    "s": {"StringValue": "v\n", "DataType": "String"},
+                },
+            },
+            {"MessageId": "", "ReceiptHandle": "", "MD5OfBody": "", "Body": ""},
+        ]});
+        assert_eq!(text, want.to_string());
+        assert_eq!(serde_json::from_str::<Value>(&text).expect("parses"), want);
+    }
+
+    #[test]
+    fn aws_dialect_names_lists_lower_camel_and_maps_as_name_value_lists() {
+        let mut out = QueryJsonOut::new(Dialect::Aws);
+        encode_reply(
+            &Reply::ListQueues(ListQueuesResult {
+                queue_urls: vec!["http://h/1/a".into()],
+                next_token: None,
+            }),
+            &mut out,
+        );
+        assert_eq!(
+            Value::Object(out.obj),
+            json!({ "queueUrls": ["http://h/1/a"] })
+        );
+        let mut out = QueryJsonOut::new(Dialect::Aws);
+        encode_reply(
+            &Reply::GetQueueAttributes(GetQueueAttributesResult {
+                attributes: vec![("DelaySeconds".into(), "0".into())],
+            }),
+            &mut out,
+        );
+        assert_eq!(
+            Value::Object(out.obj),
+            json!({ "Attributes": [{ "Name": "DelaySeconds", "Value": "0" }] })
+        );
     }
 }
