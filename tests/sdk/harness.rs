@@ -12,6 +12,10 @@ use std::time::Duration;
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::http::HttpResponse;
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_sqs::operation::change_message_visibility::{
+    ChangeMessageVisibilityError, ChangeMessageVisibilityOutput,
+};
+use aws_sdk_sqs::operation::delete_message::{DeleteMessageError, DeleteMessageOutput};
 use aws_sdk_sqs::operation::set_queue_attributes::{
     SetQueueAttributesError, SetQueueAttributesOutput,
 };
@@ -199,14 +203,15 @@ where
     }
 }
 
-/// Asserts that `res` failed with the given HTTP status, error code and (when given) message.
+/// Asserts that `res` failed with the given HTTP status, error code and (when given) message,
+/// and returns the service error, for a check of its typed variant.
 pub fn expect_error<T: Debug, E: ProvideErrorMetadata + Debug>(
     what: &str,
     res: Result<T, SdkError<E, HttpResponse>>,
     status: u16,
     code: &str,
     message: Option<&str>,
-) {
+) -> E {
     let err = match res {
         Ok(v) => panic!("{what}: expected {code}, got success {v:?}"),
         Err(e) => e,
@@ -216,6 +221,10 @@ pub fn expect_error<T: Debug, E: ProvideErrorMetadata + Debug>(
     assert_eq!(w.code.as_deref(), Some(code), "{what}: {w:?}");
     if let Some(m) = message {
         assert_eq!(w.message.as_deref(), Some(m), "{what}: {w:?}");
+    }
+    match err {
+        SdkError::ServiceError(se) => se.into_err(),
+        other => unreachable!("wire_error accepted {other:?}"),
     }
 }
 
@@ -343,13 +352,44 @@ pub async fn receive_full(t: &TestServer, url: &str, max: i32) -> Vec<Message> {
 
 /// Deletes one received message; panics on failure.
 pub async fn delete(t: &TestServer, url: &str, m: &Message) {
+    delete_handle(t, url, handle(m))
+        .await
+        .unwrap_or_else(|e| panic!("DeleteMessage {:?}: {e:?}", m.body()));
+}
+
+/// One DeleteMessage with a receipt handle, its result returned as is.
+pub async fn delete_handle(
+    t: &TestServer,
+    url: &str,
+    handle: &str,
+) -> Result<DeleteMessageOutput, SdkError<DeleteMessageError, HttpResponse>> {
     t.client
         .delete_message()
         .queue_url(url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
+        .receipt_handle(handle)
         .send()
         .await
-        .unwrap_or_else(|e| panic!("DeleteMessage {:?}: {e:?}", m.body()));
+}
+
+/// One ChangeMessageVisibility to `secs` seconds, its result returned as is.
+pub async fn change_visibility(
+    t: &TestServer,
+    url: &str,
+    handle: &str,
+    secs: i32,
+) -> Result<ChangeMessageVisibilityOutput, SdkError<ChangeMessageVisibilityError, HttpResponse>> {
+    t.client
+        .change_message_visibility()
+        .queue_url(url)
+        .receipt_handle(handle)
+        .visibility_timeout(secs)
+        .send()
+        .await
+}
+
+/// The receipt handle of a received message.
+pub fn handle(m: &Message) -> &str {
+    m.receipt_handle().expect("ReceiptHandle")
 }
 
 /// Deletes every message of `msgs`, one DeleteMessage each.

@@ -10,7 +10,8 @@ use aws_sdk_sqs::types::{
 };
 
 use crate::harness::{
-    START_MS, TestServer, binary_attr, md5_hex, md5_of_attributes, only, string_attr, wire_error,
+    START_MS, TestServer, binary_attr, delete, delete_handle, expect_error, md5_hex,
+    md5_of_attributes, only, string_attr,
 };
 
 /// The attribute MD5 helper itself matches the vectors of §6.4, so the tests below that compare
@@ -139,13 +140,7 @@ async fn send_receive_delete_round_trip_with_attributes() {
     );
     assert!(sys.contains_key(&MessageSystemAttributeName::SenderId));
 
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
-        .send()
-        .await
-        .expect("DeleteMessage");
+    delete(&t, &url, m).await;
     assert_eq!(
         t.queue_attr(&url, QueueAttributeName::ApproximateNumberOfMessages)
             .await,
@@ -373,13 +368,7 @@ async fn delay_seconds_queue_and_message() {
     assert_eq!(t.counts(&url).await, (1, 0, 0));
     let m = only(t.receive(&url, 10).await, "delay over");
     assert_eq!(m.body(), Some("queue delay"));
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
-        .send()
-        .await
-        .expect("DeleteMessage");
+    delete(&t, &url, &m).await;
 
     // A per-message value overrides it, both ways.
     for (delay, body) in [(0, "no delay"), (10, "ten seconds")] {
@@ -445,11 +434,7 @@ async fn retention_period_drops_messages_even_in_flight() {
         "the in-flight one does not come back after its visibility timeout"
     );
     // Its handle is well-formed, so deleting it is a harmless success.
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(rh)
-        .send()
+    delete_handle(&t, &url, &rh)
         .await
         .expect("DeleteMessage of an expired message");
     t.shutdown().await;
@@ -488,16 +473,20 @@ async fn standard_queue_group_ids_attempt_ids_and_dedup_ids() {
             .map(String::as_str),
         Some("tenant-1")
     );
-    let err = t
+    let r = t
         .client
         .send_message()
         .queue_url(&url)
         .message_body("x")
         .message_deduplication_id("d1")
         .send()
-        .await
-        .expect_err("a dedup id is not valid for a standard queue");
-    let w = wire_error(&err);
-    assert_eq!(w.code.as_deref(), Some("InvalidParameterValue"), "{w:?}");
+        .await;
+    expect_error(
+        "a dedup id is not valid for a standard queue",
+        r,
+        400,
+        "InvalidParameterValue",
+        None,
+    );
     t.shutdown().await;
 }

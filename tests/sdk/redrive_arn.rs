@@ -61,11 +61,14 @@ async fn dead_letter_target_must_be_an_arn() {
     );
     // A well-formed ARN naming no queue goes on to the lookup.
     let missing = policy("arn:aws:sqs:us-east-1:000000000000:nope", 3);
-    let r = set_attr(&t, &src, QueueAttributeName::RedrivePolicy, &missing).await;
-    let e = r.expect_err("no such queue");
-    let w = crate::harness::wire_error(&e);
-    assert_eq!(w.code.as_deref(), Some("InvalidParameterValue"), "{w:?}");
-    assert_ne!(w.message.as_deref(), Some(refused(&missing).as_str()));
+    let e = expect_error(
+        "no such queue",
+        set_attr(&t, &src, QueueAttributeName::RedrivePolicy, &missing).await,
+        400,
+        "InvalidParameterValue",
+        None,
+    );
+    assert_ne!(e.meta().message(), Some(refused(&missing).as_str()));
     set_attr(
         &t,
         &src,
