@@ -11,7 +11,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::engine::ManualClock;
 use serde_json::Value;
 
-use super::harness::{HANG_GUARD, START_MS, TestServer, bodies, expect_error, sys};
+use super::harness::{HANG_GUARD, START_MS, TestServer, bodies, delete, expect_error, sys};
 use super::http::exchange;
 
 /// Sends a clock change over HTTP and returns the answered state.
@@ -204,13 +204,7 @@ async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
             "the attempt window closed; the group is in flight"
         );
         send("after-window").await.expect("sends");
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(once[0].receipt_handle().unwrap_or_default())
-            .send()
-            .await
-            .expect("deletes");
+        delete(&t, &url, &once[0]).await;
         assert_eq!(bodies(&t.receive(&url, 10).await), ["after-window"]);
         t.shutdown().await;
     })

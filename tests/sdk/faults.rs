@@ -8,7 +8,7 @@ use aws_sdk_sqs::config::retry::RetryConfig;
 use aws_sdk_sqs::types::QueueAttributeName;
 use localsqs::server::faults::{FaultRule, InjectedError};
 
-use super::harness::{TestServer, bodies, expect_error};
+use super::harness::{TestServer, bodies, change_visibility, delete, expect_error, handle};
 use super::http::exchange;
 
 fn client_with_retries(endpoint: &str, retry: RetryConfig) -> aws_sdk_sqs::Client {
@@ -188,13 +188,7 @@ async fn a_duplicate_is_handed_out_again_while_in_flight_and_not_after_delete() 
         "handed out again while in flight"
     );
     assert_eq!(second[0].message_id, first[0].message_id);
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(first[0].receipt_handle().unwrap_or_default())
-        .send()
-        .await
-        .expect("deletes");
+    delete(&t, &url, &first[0]).await;
     assert!(t.receive(&url, 1).await.is_empty());
     t.shutdown().await;
 }
@@ -251,12 +245,7 @@ async fn short_polls_answer_empty_at_the_rate_and_the_seed_replays() {
             let got = t.receive(&url, 1).await;
             pattern.push(got.is_empty());
             if let Some(m) = got.first() {
-                t.client
-                    .change_message_visibility()
-                    .queue_url(&url)
-                    .receipt_handle(m.receipt_handle().unwrap_or_default())
-                    .visibility_timeout(0)
-                    .send()
+                change_visibility(&t, &url, handle(m), 0)
                     .await
                     .expect("back to visible");
             }

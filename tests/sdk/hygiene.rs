@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::harness::{TestServer, expect_error};
+use super::harness::{TestServer, change_visibility, expect_error, handle};
 
 #[tokio::test]
 async fn tombstones_are_pruned_after_their_sixty_seconds() {
@@ -249,12 +249,7 @@ async fn a_fifo_dead_letter_queue_counts_retention_from_the_move() {
         super::harness::sys(&m, &S::SentTimestamp),
         Some(moved_at.to_string().as_str())
     );
-    t.client
-        .change_message_visibility()
-        .queue_url(&dlq)
-        .receipt_handle(m.receipt_handle().expect("handle"))
-        .visibility_timeout(0)
-        .send()
+    change_visibility(&t, &dlq, handle(&m), 0)
         .await
         .expect("made visible again");
     t.advance_secs(59);

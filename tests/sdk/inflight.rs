@@ -12,7 +12,8 @@ use localsqs::engine::{EngineOptions, ManualClock};
 
 use crate::fifo::{cbd_queue, send_fifo};
 use crate::harness::{
-    HANG_GUARD, START_MS, TestServer, bodies, client, delete, expect_error, only, wire_error,
+    HANG_GUARD, START_MS, TestServer, bodies, change_visibility, client, delete, expect_error,
+    handle, only, wire_error,
 };
 
 /// AWS's OverLimit text [V, old: a raw AWS answer of 2014, line break included].
@@ -97,12 +98,7 @@ async fn standard_queue_over_the_limit() {
         over_limit(&t, &url).await,
         "at the limit again (m0, m1, m3 in flight)"
     );
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(m3.receipt_handle().expect("ReceiptHandle"))
-        .visibility_timeout(0)
-        .send()
+    change_visibility(&t, &url, handle(&m3), 0)
         .await
         .expect("ChangeMessageVisibility 0");
     assert_eq!(t.receive(&url, 10).await.len(), 1, "room for one");

@@ -16,7 +16,9 @@ use aws_sdk_sqs::types::{Message, QueueAttributeName};
 use tokio::task::JoinHandle;
 
 use crate::fifo::{cbd_queue, send_fifo};
-use crate::harness::{HANG_GUARD, TestServer, arn, delete, only, policy};
+use crate::harness::{
+    HANG_GUARD, TestServer, arn, change_visibility, delete, handle, only, policy,
+};
 
 /// How long a parked poll is given to prove it is still parked.
 const STILL_WAITING: Duration = Duration::from_millis(200);
@@ -132,40 +134,22 @@ async fn visibility_changes_wake_pollers() {
             .unwrap_or_default(),
         "m",
     );
-    let rh = m.receipt_handle().expect("ReceiptHandle").to_owned();
-    let change = |timeout: i32| {
-        t.client
-            .change_message_visibility()
-            .queue_url(&url)
-            .receipt_handle(&rh)
-            .visibility_timeout(timeout)
-            .send()
-    };
-
     let mut poll = park(&t.client, &url);
     still_parked(&mut poll, "m is in flight for 600 s").await;
-    change(0).await.expect("ChangeMessageVisibility 0");
+    change_visibility(&t, &url, handle(&m), 0)
+        .await
+        .expect("ChangeMessageVisibility 0");
     let m_again = answer_message(poll, "visible again").await;
     assert_eq!(m_again.body(), Some("m"));
 
     // The poll received m again (for the queue's 30 s); hide it for 600 s, then shorten that.
-    let rh = m_again.receipt_handle().expect("ReceiptHandle").to_owned();
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh)
-        .visibility_timeout(600)
-        .send()
+    let rh = handle(&m_again);
+    change_visibility(&t, &url, rh, 600)
         .await
         .expect("hide for 600 s");
     let mut poll = park(&t.client, &url);
     still_parked(&mut poll, "in flight for 600 s").await;
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh)
-        .visibility_timeout(1)
-        .send()
+    change_visibility(&t, &url, rh, 1)
         .await
         .expect("shorten to 1 s");
     still_parked(&mut poll, "1 s has not passed on the clock").await;
