@@ -11,7 +11,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::engine::ManualClock;
 use serde_json::Value;
 
-use super::harness::{HANG_GUARD, START_MS, TestServer, bodies, delete, expect_error, sys};
+use super::harness::{START_MS, TestServer, bodies, delete, expect_error, sys};
 use super::http::exchange;
 
 /// Sends a clock change over HTTP and returns the answered state.
@@ -215,20 +215,10 @@ async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
 async fn parked_long_polls_end_and_wake_on_the_controlled_clock() {
     both_modes(|t| async move {
         let url = t.create_queue("poll", &[]).await;
-        let poll = |wait: i32| {
-            t.client
-                .receive_message()
-                .queue_url(&url)
-                .wait_time_seconds(wait)
-                .send()
-        };
-        let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            advance(&t, 20.0).await;
-        });
-        let got = got
-            .expect("the 20 s wait elapsed on the clock")
-            .expect("ok");
+        let mut poll = t.long_poll(&url, 20);
+        poll.assert_parked("an empty queue").await;
+        advance(&t, 20.0).await;
+        let got = poll.answer("the 20 s wait elapsed on the clock").await;
         assert!(got.messages.unwrap_or_default().is_empty());
         t.client
             .send_message()
@@ -238,12 +228,11 @@ async fn parked_long_polls_end_and_wake_on_the_controlled_clock() {
             .send()
             .await
             .expect("sends");
-        let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            advance(&t, 10.0).await;
-        });
-        let got = got.expect("woken by the advance").expect("ok");
-        assert_eq!(bodies(&got.messages.unwrap_or_default()), ["later"]);
+        let mut poll = t.long_poll(&url, 20);
+        poll.assert_parked("the message is delayed").await;
+        advance(&t, 10.0).await;
+        let got = poll.answer_message("woken by the advance").await;
+        assert_eq!(got.body(), Some("later"));
         t.shutdown().await;
     })
     .await;

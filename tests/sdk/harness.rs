@@ -1,7 +1,7 @@
 //! The harness of the SDK tests: a server on `127.0.0.1:0` driven by a [`ManualClock`], an
 //! `aws-sdk-sqs` client pointed at it, error inspection (`wire_error`, `expect_error`), message
-//! and queue attribute helpers, and the SQS MD5 algorithms (docs/protocol.md §6.3, §6.4)
-//! computed independently of the server.
+//! and queue attribute helpers, long polls in the background ([`LongPoll`]), and the SQS MD5
+//! algorithms (docs/protocol.md §6.3, §6.4) computed independently of the server.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -25,6 +25,9 @@ use aws_sdk_sqs::types::{
 use localsqs::RunningServer;
 use localsqs::engine::ManualClock;
 use md5::{Digest, Md5};
+
+mod long_poll;
+pub use long_poll::LongPoll;
 
 /// The time every test clock starts at (2023-11-14T22:13:20Z).
 pub const START_MS: u64 = 1_700_000_000_000;
