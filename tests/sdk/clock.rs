@@ -299,11 +299,10 @@ async fn the_rust_api_freezes_resumes_and_advances() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn move_task_pacing_follows_the_clock() {
-    use crate::move_tasks::{poison, quick_source, start_task, wait_moved, wait_status};
+    use crate::harness::DeadLetter;
+    use crate::move_tasks::{poison, quick_pair, start_task, wait_moved, wait_status};
     both_modes(|t| async move {
-        let dlq = t.create_queue("dlq", &[]).await;
-        let dlq_arn = super::harness::arn(&t, &dlq).await;
-        let src = quick_source(&t, "src", &dlq_arn).await;
+        let DeadLetter { src, dlq_arn, .. } = quick_pair(&t, "src", "dlq").await;
         poison(&t, &src, &["a", "b", "c", "d"]).await;
         start_task(&t, &dlq_arn, None, Some(2)).await;
         wait_moved(&t, &dlq_arn, 2).await;

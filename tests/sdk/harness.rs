@@ -334,6 +334,56 @@ pub fn policy(dlq_arn: &str, max: u32) -> String {
     format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":{max}}}"#)
 }
 
+/// A source queue and the dead-letter queue its RedrivePolicy names.
+#[derive(Debug)]
+pub struct DeadLetter {
+    /// The source queue's URL.
+    pub src: String,
+    /// The dead-letter queue's URL.
+    pub dlq: String,
+    /// The dead-letter queue's ARN.
+    pub dlq_arn: String,
+}
+
+impl TestServer {
+    /// Creates `name` with `attrs` and a RedrivePolicy that moves a message to `dlq_arn` on the
+    /// receive after its `max_receive_count`th; returns its URL.
+    pub async fn create_source_queue(
+        &self,
+        name: &str,
+        attrs: &[(QueueAttributeName, &str)],
+        dlq_arn: &str,
+        max_receive_count: u32,
+    ) -> String {
+        let redrive = policy(dlq_arn, max_receive_count);
+        let attrs: Vec<(QueueAttributeName, &str)> = attrs
+            .iter()
+            .cloned()
+            .chain([(QueueAttributeName::RedrivePolicy, redrive.as_str())])
+            .collect();
+        self.create_queue(name, &attrs).await
+    }
+
+    /// Creates the dead-letter queue `dlq` with `dlq_attrs`, then the source queue `src` with
+    /// `src_attrs` and a RedrivePolicy naming it with `max_receive_count` (a FIFO source needs a
+    /// FIFO dead-letter queue: give both FifoQueue).
+    pub async fn create_dead_letter_pair(
+        &self,
+        src: &str,
+        src_attrs: &[(QueueAttributeName, &str)],
+        dlq: &str,
+        dlq_attrs: &[(QueueAttributeName, &str)],
+        max_receive_count: u32,
+    ) -> DeadLetter {
+        let dlq = self.create_queue(dlq, dlq_attrs).await;
+        let dlq_arn = arn(self, &dlq).await;
+        let src = self
+            .create_source_queue(src, src_attrs, &dlq_arn, max_receive_count)
+            .await;
+        DeadLetter { src, dlq, dlq_arn }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Messages.
 

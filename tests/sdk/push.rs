@@ -14,7 +14,7 @@ use localsqs::server::push::{PushTarget, TargetStatus, invoke::RIE_PATH};
 use serde_json::{Value, json};
 
 use super::harness::{
-    START_MS, TestServer, arn, binary_attr, md5_hex, policy, receive_full, string_attr, sys,
+    DeadLetter, START_MS, TestServer, arn, binary_attr, md5_hex, receive_full, string_attr, sys,
 };
 use super::http::get;
 use handler::{Answer, Handler, eventually};
@@ -298,13 +298,8 @@ async fn a_handler_slower_than_the_visibility_timeout_fails_the_batch() {
 #[tokio::test]
 async fn poison_messages_move_to_the_dead_letter_queue() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("poison-dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let url = t
-        .create_queue(
-            "poison",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 2))],
-        )
+    let DeadLetter { src: url, dlq, .. } = t
+        .create_dead_letter_pair("poison", &[], "poison-dlq", &[], 2)
         .await;
     let h = Handler::start(|_, _| Answer::Status(500, String::new())).await;
     let id = t

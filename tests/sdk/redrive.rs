@@ -7,8 +7,8 @@ use std::collections::{HashMap, HashSet};
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 
 use crate::harness::{
-    START_MS, TestServer, all_attributes, arn, binary_attr, expect_error, md5_of_attributes, only,
-    policy, receive_count, receive_full, set_attr, string_attr, sys,
+    DeadLetter, START_MS, TestServer, all_attributes, arn, binary_attr, expect_error,
+    md5_of_attributes, only, policy, receive_count, receive_full, set_attr, string_attr, sys,
 };
 
 /// RedrivePolicy validation and normalisation (§5.5, §6.1, §6.10).
@@ -174,12 +174,7 @@ async fn redrive_policy_validation() {
     assert!(sources.queue_urls().is_empty(), "{sources:?}");
 
     // CreateQueue with a policy, minimum count.
-    let created = t
-        .create_queue(
-            "src3",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 1))],
-        )
-        .await;
+    let created = t.create_source_queue("src3", &[], &dlq_arn, 1).await;
     assert_eq!(
         t.queue_attr(&created, QueueAttributeName::RedrivePolicy)
             .await,
@@ -194,15 +189,13 @@ async fn redrive_policy_validation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standard_poison_message_moves_after_max_receive_count() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
+    let DeadLetter { src, dlq, .. } = t
+        .create_dead_letter_pair(
             "src",
-            &[
-                (QueueAttributeName::VisibilityTimeout, "0"),
-                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3)),
-            ],
+            &[(QueueAttributeName::VisibilityTimeout, "0")],
+            "dlq",
+            &[],
+            3,
         )
         .await;
     let src_arn = arn(&t, &src).await;
@@ -280,20 +273,14 @@ async fn standard_poison_message_moves_after_max_receive_count() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_poison_message_moves_and_frees_its_group() {
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue("dlq.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
-            "src.fifo",
-            &[
-                (QueueAttributeName::FifoQueue, "true"),
-                (QueueAttributeName::ContentBasedDeduplication, "true"),
-                (QueueAttributeName::VisibilityTimeout, "30"),
-                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3)),
-            ],
-        )
+    let fifo = (QueueAttributeName::FifoQueue, "true");
+    let src_attrs = [
+        fifo.clone(),
+        (QueueAttributeName::ContentBasedDeduplication, "true"),
+        (QueueAttributeName::VisibilityTimeout, "30"),
+    ];
+    let DeadLetter { src, dlq, .. } = t
+        .create_dead_letter_pair("src.fifo", &src_attrs, "dlq.fifo", &[fifo], 3)
         .await;
     let src_arn = arn(&t, &src).await;
     let mut ids = HashMap::new();
@@ -515,19 +502,11 @@ async fn list_dead_letter_source_queues() {
     let mut expected = HashSet::new();
     for i in 0..5 {
         let url = t
-            .create_queue(
-                &format!("source-{i}"),
-                &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3))],
-            )
+            .create_source_queue(&format!("source-{i}"), &[], &dlq_arn, 3)
             .await;
         expected.insert(url);
     }
-    let elsewhere = t
-        .create_queue(
-            "elsewhere",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq2_arn, 3))],
-        )
-        .await;
+    let elsewhere = t.create_source_queue("elsewhere", &[], &dlq2_arn, 3).await;
     let plain = t.create_queue("plain", &[]).await;
 
     let all = t

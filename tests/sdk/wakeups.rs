@@ -14,7 +14,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 
 use crate::fifo::{cbd_queue, send_fifo};
 use crate::harness::{
-    HANG_GUARD, LongPoll, TestServer, arn, change_visibility, delete, handle, only, policy,
+    DeadLetter, HANG_GUARD, LongPoll, TestServer, change_visibility, delete, handle, only,
 };
 
 /// Waits (within the hang guard) until one of `polls` has answered and takes it out.
@@ -148,13 +148,8 @@ async fn expiry_wakes_pollers_through_their_sleep() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_arriving_by_redrive_or_move_task_wake_pollers() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("wake-dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
-            "wake-src",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 1))],
-        )
+    let DeadLetter { src, dlq, dlq_arn } = t
+        .create_dead_letter_pair("wake-src", &[], "wake-dlq", &[], 1)
         .await;
     t.send(&src, "poison").await;
     let first = only(t.receive(&src, 1).await, "first receive");
