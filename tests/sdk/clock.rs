@@ -11,7 +11,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::engine::ManualClock;
 use serde_json::Value;
 
-use super::harness::{START_MS, TestServer, bodies, delete, expect_error, sys};
+use super::harness::{START_MS, TestServer, bodies, create_queue_on, delete, expect_error, sys};
 use super::http::exchange;
 
 /// Sends a clock change over HTTP and returns the answered state.
@@ -250,14 +250,7 @@ async fn purge_cool_off_follows_the_clock_when_enforced() {
         }
         let server = builder.start().await.expect("starts");
         let sqs = super::harness::client(&server.endpoint());
-        let url = sqs
-            .create_queue()
-            .queue_name("purged")
-            .send()
-            .await
-            .expect("creates")
-            .queue_url
-            .unwrap_or_default();
+        let url = create_queue_on(&sqs, "purged").await;
         sqs.purge_queue()
             .queue_url(&url)
             .send()

@@ -8,21 +8,10 @@ use aws_sdk_sqs::config::retry::RetryConfig;
 use aws_sdk_sqs::types::QueueAttributeName;
 use localsqs::server::faults::{FaultRule, InjectedError};
 
-use super::harness::{TestServer, bodies, change_visibility, delete, expect_error, handle};
+use super::harness::{
+    TestServer, bodies, change_visibility, client_with_retries, delete, expect_error, handle,
+};
 use super::http::exchange;
-
-fn client_with_retries(endpoint: &str, retry: RetryConfig) -> aws_sdk_sqs::Client {
-    let conf = aws_sdk_sqs::Config::builder()
-        .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
-        .credentials_provider(aws_credential_types::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .retry_config(retry)
-        .build();
-    aws_sdk_sqs::Client::from_conf(conf)
-}
 
 fn throttle(queue: &str, rate: f64) -> FaultRule {
     FaultRule {

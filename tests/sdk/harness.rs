@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::http::HttpResponse;
+use aws_sdk_sqs::config::retry::RetryConfig;
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::operation::change_message_visibility::{
     ChangeMessageVisibilityError, ChangeMessageVisibilityOutput,
@@ -50,11 +51,24 @@ impl TestServer {
 
     /// A server with the given clock, durable in `data_dir` when one is given.
     pub async fn start_with(clock: Arc<ManualClock>, data_dir: Option<&Path>) -> Self {
-        let mut builder = localsqs::Server::builder().clock(clock.clone());
+        let mut builder = localsqs::Server::builder();
         if let Some(dir) = data_dir {
             builder = builder.data_dir(dir);
         }
-        let server = builder.start().await.expect("server starts");
+        Self::launch(builder, clock).await
+    }
+
+    /// A server started from `builder` (options of the test's own) with a fresh clock.
+    pub async fn start_from(builder: localsqs::Server) -> Self {
+        Self::launch(builder, Arc::new(ManualClock::new(START_MS))).await
+    }
+
+    async fn launch(builder: localsqs::Server, clock: Arc<ManualClock>) -> Self {
+        let server = builder
+            .clock(clock.clone())
+            .start()
+            .await
+            .expect("server starts");
         let client = client(&server.endpoint());
         Self {
             server,
@@ -169,15 +183,45 @@ impl TestServer {
 
 /// An SDK client for `endpoint`, configured without aws-config.
 pub fn client(endpoint: &str) -> Client {
-    let conf = aws_sdk_sqs::Config::builder()
+    Client::from_conf(client_config(endpoint, "us-east-1", "test", "test").build())
+}
+
+/// An SDK client for `endpoint` with the given retry behaviour.
+pub fn client_with_retries(endpoint: &str, retry: RetryConfig) -> Client {
+    Client::from_conf(
+        client_config(endpoint, "us-east-1", "test", "test")
+            .retry_config(retry)
+            .build(),
+    )
+}
+
+/// The configuration of an SDK client for `endpoint` that signs for `region` with access key
+/// `key` and `secret`, without aws-config; tests add retry or time settings before `build`.
+pub fn client_config(
+    endpoint: &str,
+    region: &str,
+    key: &str,
+    secret: &str,
+) -> aws_sdk_sqs::config::Builder {
+    aws_sdk_sqs::Config::builder()
         .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .region(aws_sdk_sqs::config::Region::new(region.to_owned()))
         .credentials_provider(aws_credential_types::Credentials::new(
-            "test", "test", None, None, "static",
+            key, secret, None, None, "static",
         ))
         .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .build();
-    Client::from_conf(conf)
+}
+
+/// Creates the queue `name` through `sqs` (a client of a server started by the test itself)
+/// and returns its URL.
+pub async fn create_queue_on(sqs: &Client, name: &str) -> String {
+    sqs.create_queue()
+        .queue_name(name)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("CreateQueue {name}: {e:?}"))
+        .queue_url
+        .expect("CreateQueue returns a QueueUrl")
 }
 
 /// What a service error looked like on the wire.

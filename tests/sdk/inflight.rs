@@ -4,15 +4,12 @@
 //! queue returns nothing more and no error, and looks for available groups only among its
 //! first `max_inflight` messages (§6.9).
 
-use std::sync::Arc;
-
 use aws_sdk_sqs::types::QueueAttributeName;
-use localsqs::engine::{EngineOptions, ManualClock};
+use localsqs::engine::EngineOptions;
 
 use crate::fifo::{cbd_queue, send_fifo};
 use crate::harness::{
-    START_MS, TestServer, bodies, change_visibility, client, delete, expect_error, handle, only,
-    wire_error,
+    TestServer, bodies, change_visibility, delete, expect_error, handle, only, wire_error,
 };
 
 /// AWS's OverLimit text [V, old: a raw AWS answer of 2014, line break included].
@@ -20,19 +17,7 @@ const TOO_MANY: &str = "Too many messages have been received without being delet
 
 /// A server that allows at most `limit` messages in flight per queue.
 async fn limited(limit: Option<usize>) -> TestServer {
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let server = localsqs::Server::builder()
-        .clock(clock.clone())
-        .max_inflight(limit)
-        .start()
-        .await
-        .expect("server starts");
-    let client = client(&server.endpoint());
-    TestServer {
-        server,
-        clock,
-        client,
-    }
+    TestServer::start_from(localsqs::Server::builder().max_inflight(limit)).await
 }
 
 #[test]
