@@ -79,16 +79,12 @@ async fn sdk_retries_absorb_injected_throttling() {
     }
     let (visible, _, _) = t.counts(&url).await;
     assert_eq!(visible, 20, "each send landed exactly once");
-    let metrics = super::http::get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
+    let metrics = t.metrics().await;
     assert!(
         metrics
-            .body
             .lines()
             .any(|l| l.starts_with("localsqs_faults_injected_total{kind=\"error\"}")),
-        "{}",
-        metrics.body
+        "{metrics}"
     );
     t.shutdown().await;
 }

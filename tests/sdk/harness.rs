@@ -172,6 +172,20 @@ impl TestServer {
         )
     }
 
+    /// The body of `GET /metrics`.
+    pub async fn metrics(&self) -> String {
+        crate::http::get(self.server.local_addr(), "/metrics", &[])
+            .await
+            .expect("metrics")
+            .body
+    }
+
+    /// Asserts that `/metrics` holds `sample` (a whole sample: name, labels and value).
+    pub async fn assert_metric(&self, sample: &str) {
+        let metrics = self.metrics().await;
+        assert!(metrics.contains(sample), "{sample} missing from\n{metrics}");
+    }
+
     /// Stops the server (hang-guarded).
     pub async fn shutdown(self) {
         drop(self.client);
@@ -366,6 +380,18 @@ pub async fn set_attr(
         .attributes(name, value)
         .send()
         .await
+}
+
+/// SetQueueAttributes of a RedrivePolicy naming `dlq_arn` with `max_receive_count`, its result
+/// returned as is.
+pub async fn set_redrive(
+    t: &TestServer,
+    url: &str,
+    dlq_arn: &str,
+    max_receive_count: u32,
+) -> Result<SetQueueAttributesOutput, SdkError<SetQueueAttributesError, HttpResponse>> {
+    let redrive = policy(dlq_arn, max_receive_count);
+    set_attr(t, url, QueueAttributeName::RedrivePolicy, &redrive).await
 }
 
 /// The queue's ARN.

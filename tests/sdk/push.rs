@@ -16,7 +16,6 @@ use serde_json::{Value, json};
 use super::harness::{
     DeadLetter, START_MS, TestServer, arn, binary_attr, md5_hex, receive_full, string_attr, sys,
 };
-use super::http::get;
 use handler::{Answer, Handler, eventually};
 
 /// The listing entry of target `id`.
@@ -125,16 +124,8 @@ async fn a_batch_arrives_as_lambdas_event_and_is_deleted_after_success() {
     let last = &s.stats.last_invocations[0];
     assert_eq!((last.at_ms, last.batch_size), (START_MS, 1));
     assert_eq!(last.outcome.as_str(), "success");
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_invocations_total{queue="orders"} 1"#),
-        "{}",
-        metrics.body
-    );
+    t.assert_metric(r#"localsqs_push_invocations_total{queue="orders"} 1"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -191,14 +182,8 @@ async fn a_failed_batch_comes_back_with_a_higher_receive_count() {
     wait_counts(&t, &url, (0, 0, 0)).await;
     let s = wait_invocations(&t, &id, 4).await;
     assert_eq!((s.stats.messages_failed, s.stats.messages_deleted), (6, 2));
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_failures_total{queue="jobs"} 3"#)
-    );
+    t.assert_metric(r#"localsqs_push_failures_total{queue="jobs"} 3"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -253,14 +238,8 @@ async fn batch_item_failures_keep_only_the_failed_messages() {
     }
     assert_eq!(receive_counts(&calls[2]), ["3"]);
     wait_counts(&t, &url, (0, 0, 0)).await;
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_item_failures_total{queue="items"} 1"#)
-    );
+    t.assert_metric(r#"localsqs_push_item_failures_total{queue="items"} 1"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -365,14 +344,8 @@ async fn a_filter_deletes_what_does_not_match_without_invoking() {
     assert_eq!(delivered, [r#"{"kind":"order","n":7}"#]);
     // Only matching records were ever sent: nothing else reached the handler.
     assert_eq!(s.stats.invocations, 1);
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_messages_filtered_total{queue="filtered"} 3"#)
-    );
+    t.assert_metric(r#"localsqs_push_messages_filtered_total{queue="filtered"} 3"#)
+        .await;
     t.shutdown().await;
 }
 

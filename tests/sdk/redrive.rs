@@ -8,7 +8,8 @@ use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName
 
 use crate::harness::{
     DeadLetter, START_MS, TestServer, all_attributes, arn, binary_attr, expect_error,
-    md5_of_attributes, only, policy, receive_count, receive_full, set_attr, string_attr, sys,
+    md5_of_attributes, only, policy, receive_count, receive_full, set_attr, set_redrive,
+    string_attr, sys,
 };
 
 /// RedrivePolicy validation and normalisation (§5.5, §6.1, §6.10).
@@ -32,13 +33,7 @@ async fn redrive_policy_validation() {
     for n in [0, 1001] {
         expect_error(
             &format!("maxReceiveCount {n}"),
-            set_attr(
-                &t,
-                &src,
-                QueueAttributeName::RedrivePolicy,
-                &policy(&dlq_arn, n),
-            )
-            .await,
+            set_redrive(&t, &src, &dlq_arn, n).await,
             400,
             "InvalidParameterValue",
             None,
@@ -50,13 +45,7 @@ async fn redrive_policy_validation() {
     );
     expect_error(
         "RedrivePolicy naming a queue that does not exist",
-        set_attr(
-            &t,
-            &src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&missing_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &src, &missing_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
@@ -89,13 +78,7 @@ async fn redrive_policy_validation() {
         .await;
     expect_error(
         "FIFO source with a standard DLQ (SetQueueAttributes)",
-        set_attr(
-            &t,
-            &fifo_src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &fifo_src, &dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
@@ -108,25 +91,14 @@ async fn redrive_policy_validation() {
     let fifo_dlq_arn = arn(&t, &fifo_dlq).await;
     expect_error(
         "standard source with a FIFO DLQ",
-        set_attr(
-            &t,
-            &src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&fifo_dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &src, &fifo_dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
     );
-    set_attr(
-        &t,
-        &fifo_src,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&fifo_dlq_arn, 3),
-    )
-    .await
-    .expect("FIFO source with a FIFO DLQ");
+    set_redrive(&t, &fifo_src, &fifo_dlq_arn, 3)
+        .await
+        .expect("FIFO source with a FIFO DLQ");
 
     // maxReceiveCount as a string is accepted; the policy reads back normalised.
     set_attr(
@@ -372,13 +344,7 @@ async fn redrive_allow_policy() {
 
     expect_error(
         "denyAll",
-        set_attr(
-            &t,
-            &src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &src, &dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
@@ -411,23 +377,12 @@ async fn redrive_allow_policy() {
         stored,
         serde_json::from_str::<serde_json::Value>(&by_queue).expect("JSON")
     );
-    set_attr(
-        &t,
-        &src,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&dlq_arn, 3),
-    )
-    .await
-    .expect("a listed source may use the DLQ");
+    set_redrive(&t, &src, &dlq_arn, 3)
+        .await
+        .expect("a listed source may use the DLQ");
     expect_error(
         "byQueue, source not listed",
-        set_attr(
-            &t,
-            &other,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &other, &dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
@@ -441,14 +396,9 @@ async fn redrive_allow_policy() {
     )
     .await
     .expect("allowAll");
-    set_attr(
-        &t,
-        &other,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&dlq_arn, 3),
-    )
-    .await
-    .expect("allowAll lets any source use the DLQ");
+    set_redrive(&t, &other, &dlq_arn, 3)
+        .await
+        .expect("allowAll lets any source use the DLQ");
 
     expect_error(
         "unknown redrivePermission",

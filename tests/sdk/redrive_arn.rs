@@ -3,7 +3,9 @@
 
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use crate::harness::{TestServer, all_attributes, arn, expect_error, policy, set_attr};
+use crate::harness::{
+    TestServer, all_attributes, arn, expect_error, policy, set_attr, set_redrive,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_letter_target_must_be_an_arn() {
@@ -69,13 +71,8 @@ async fn dead_letter_target_must_be_an_arn() {
         None,
     );
     assert_ne!(e.meta().message(), Some(refused(&missing).as_str()));
-    set_attr(
-        &t,
-        &src,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&arn(&t, &dlq).await, 3),
-    )
-    .await
-    .expect("the ARN is accepted");
+    set_redrive(&t, &src, &arn(&t, &dlq).await, 3)
+        .await
+        .expect("the ARN is accepted");
     t.shutdown().await;
 }
