@@ -17,6 +17,7 @@ use aws_sdk_sqs::operation::change_message_visibility::{
     ChangeMessageVisibilityError, ChangeMessageVisibilityOutput,
 };
 use aws_sdk_sqs::operation::delete_message::{DeleteMessageError, DeleteMessageOutput};
+use aws_sdk_sqs::operation::receive_message::builders::ReceiveMessageFluentBuilder;
 use aws_sdk_sqs::operation::set_queue_attributes::{
     SetQueueAttributesError, SetQueueAttributesOutput,
 };
@@ -118,17 +119,17 @@ impl TestServer {
     /// One short-poll receive (WaitTimeSeconds=0) of up to `max` messages, with all system
     /// attributes.
     pub async fn receive(&self, url: &str, max: i32) -> Vec<Message> {
+        messages(self.short_poll(url, max)).await
+    }
+
+    /// The request [`receive`](Self::receive) sends, for a test to add to.
+    fn short_poll(&self, url: &str, max: i32) -> ReceiveMessageFluentBuilder {
         self.client
             .receive_message()
             .queue_url(url)
             .max_number_of_messages(max)
             .wait_time_seconds(0)
             .message_system_attribute_names(MessageSystemAttributeName::All)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))
-            .messages
-            .unwrap_or_default()
     }
 
     /// One queue attribute, as a string.
@@ -459,13 +460,17 @@ impl TestServer {
 
 /// A short-poll receive with all system and message attributes.
 pub async fn receive_full(t: &TestServer, url: &str, max: i32) -> Vec<Message> {
-    t.client
-        .receive_message()
-        .queue_url(url)
-        .max_number_of_messages(max)
-        .wait_time_seconds(0)
-        .message_attribute_names("All")
-        .message_system_attribute_names(MessageSystemAttributeName::All)
+    messages(t.short_poll(url, max).message_attribute_names("All")).await
+}
+
+/// A short-poll receive with a per-receive visibility timeout and all system attributes.
+pub async fn receive_vis(t: &TestServer, url: &str, max: i32, visibility: i32) -> Vec<Message> {
+    messages(t.short_poll(url, max).visibility_timeout(visibility)).await
+}
+
+/// The messages `request` receives; panics when it fails.
+async fn messages(request: ReceiveMessageFluentBuilder) -> Vec<Message> {
+    request
         .send()
         .await
         .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))

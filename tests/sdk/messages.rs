@@ -10,8 +10,8 @@ use aws_sdk_sqs::types::{
 };
 
 use crate::harness::{
-    START_MS, TestServer, binary_attr, delete, delete_handle, expect_error, md5_hex,
-    md5_of_attributes, only, string_attr,
+    START_MS, TestServer, binary_attr, delete, delete_handle, expect_error, handle, md5_hex,
+    md5_of_attributes, only, receive_vis, string_attr,
 };
 
 /// The attribute MD5 helper itself matches the vectors of §6.4, so the tests below that compare
@@ -98,9 +98,7 @@ async fn send_receive_delete_round_trip_with_attributes() {
         .send()
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     assert_eq!(m.message_id(), Some(message_id.as_str()));
     assert_eq!(m.body(), Some(body));
     assert_eq!(m.md5_of_body(), Some(md5_hex(body.as_bytes()).as_str()));
@@ -140,7 +138,7 @@ async fn send_receive_delete_round_trip_with_attributes() {
     );
     assert!(sys.contains_key(&MessageSystemAttributeName::SenderId));
 
-    delete(&t, &url, m).await;
+    delete(&t, &url, &m).await;
     assert_eq!(
         t.queue_attr(&url, QueueAttributeName::ApproximateNumberOfMessages)
             .await,
@@ -194,12 +192,7 @@ async fn receive_filters_message_attributes() {
             .send()
             .await
             .expect("ReceiveMessage");
-        let [m] = out.messages() else {
-            panic!(
-                "{selector:?}: expected one message, got {:?}",
-                out.messages()
-            );
-        };
+        let m = only(out.messages().to_vec(), &format!("selector {selector:?}"));
         let mut names: Vec<&str> = m
             .message_attributes()
             .map(|a| a.keys().map(String::as_str).collect())
@@ -250,9 +243,7 @@ async fn special_characters_round_trip_exactly() {
         .send()
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     assert_eq!(m.body().map(str::as_bytes), Some(body.as_bytes()));
     assert_eq!(m.md5_of_body(), Some(md5_hex(body.as_bytes()).as_str()));
     let note = &m.message_attributes().expect("MessageAttributes")["note"];
@@ -307,9 +298,7 @@ async fn aws_trace_header_system_attribute() {
     let out = receive(vec![MessageSystemAttributeName::AwsTraceHeader])
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     let sys = m.attributes().expect("AWSTraceHeader requested");
     assert_eq!(sys.len(), 1, "only what was asked for: {sys:?}");
     assert_eq!(
@@ -323,9 +312,7 @@ async fn aws_trace_header_system_attribute() {
     let out = receive(vec![MessageSystemAttributeName::All])
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     let sys = m.attributes().expect("All requested");
     assert_eq!(
         sys.get(&MessageSystemAttributeName::AwsTraceHeader)
@@ -339,9 +326,7 @@ async fn aws_trace_header_system_attribute() {
     );
 
     let out = receive(vec![]).await.expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     assert!(m.attributes.is_none(), "no names, no Attributes: {m:?}");
     t.shutdown().await;
 }
@@ -409,18 +394,7 @@ async fn retention_period_drops_messages_even_in_flight() {
         .await;
     t.send(&url, "in flight").await;
     t.send(&url, "waiting").await;
-    let out = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .visibility_timeout(300)
-        .send()
-        .await
-        .expect("ReceiveMessage");
-    let [held] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
-    let rh = held.receipt_handle().expect("ReceiptHandle").to_owned();
+    let held = only(receive_vis(&t, &url, 1, 300).await, "one message");
     assert_eq!(t.counts(&url).await, (1, 1, 0));
 
     t.advance_secs(59);
@@ -434,7 +408,7 @@ async fn retention_period_drops_messages_even_in_flight() {
         "the in-flight one does not come back after its visibility timeout"
     );
     // Its handle is well-formed, so deleting it is a harmless success.
-    delete_handle(&t, &url, &rh)
+    delete_handle(&t, &url, handle(&held))
         .await
         .expect("DeleteMessage of an expired message");
     t.shutdown().await;

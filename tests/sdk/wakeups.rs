@@ -15,6 +15,7 @@ use aws_sdk_sqs::types::QueueAttributeName;
 use crate::fifo::{cbd_queue, send_fifo};
 use crate::harness::{
     DeadLetter, HANG_GUARD, LongPoll, TestServer, change_visibility, delete, handle, only,
+    receive_vis,
 };
 
 /// Waits (within the hang guard) until one of `polls` has answered and takes it out.
@@ -68,18 +69,7 @@ async fn visibility_changes_wake_pollers() {
     let t = TestServer::start().await;
     let url = t.create_queue("wake-visibility", &[]).await;
     t.send(&url, "m").await;
-    let m = only(
-        t.client
-            .receive_message()
-            .queue_url(&url)
-            .visibility_timeout(600)
-            .send()
-            .await
-            .expect("ReceiveMessage")
-            .messages
-            .unwrap_or_default(),
-        "m",
-    );
+    let m = only(receive_vis(&t, &url, 1, 600).await, "m");
     let mut poll = t.long_poll(&url, 20);
     poll.assert_parked("m is in flight for 600 s").await;
     change_visibility(&t, &url, handle(&m), 0)
@@ -113,16 +103,7 @@ async fn expiry_wakes_pollers_through_their_sleep() {
     let url = cbd_queue(&t, "expiry-sleep.fifo", &[]).await;
     send_fifo(&t, &url, "head", "g", None).await;
     send_fifo(&t, &url, "next", "g", None).await;
-    let head = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .visibility_timeout(1)
-        .send()
-        .await
-        .expect("ReceiveMessage")
-        .messages
-        .unwrap_or_default();
+    let head = receive_vis(&t, &url, 1, 1).await;
     assert_eq!(head.len(), 1, "{head:?}");
     let mut poll = t.long_poll(&url, 20);
     poll.assert_parked("the head is in flight").await;

@@ -6,10 +6,10 @@ use std::collections::HashMap;
 
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 
-use super::{cbd_queue, entry, fifo_queue, receive_vis, send_fifo, sequence};
+use super::{cbd_queue, entry, fifo_queue, send_fifo, sequence};
 use crate::harness::{
     TestServer, bodies, change_visibility, delete, delete_handle, expect_error, handle, md5_hex,
-    only, receive_count, sys,
+    only, receive_count, receive_vis, sys,
 };
 
 /// SequenceNumbers: 20 digits, above u64::MAX, strictly increasing in send order, and the same

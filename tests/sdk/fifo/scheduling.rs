@@ -9,8 +9,10 @@ use aws_sdk_sqs::types::{
     QueueAttributeName,
 };
 
-use super::{cbd_queue, receive_vis, send_fifo};
-use crate::harness::{TestServer, bodies, change_visibility, delete, handle, only, receive_count};
+use super::{cbd_queue, send_fifo};
+use crate::harness::{
+    TestServer, bodies, change_visibility, delete, handle, only, receive_count, receive_vis,
+};
 
 async fn send_all(t: &TestServer, url: &str, msgs: &[(&str, &str)]) {
     for (body, group) in msgs {
