@@ -11,6 +11,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::engine::ManualClock;
 use serde_json::Value;
 
+use super::fifo::fifo_queue;
 use super::harness::{START_MS, TestServer, bodies, create_queue_on, delete, expect_error, sys};
 use super::http::exchange;
 
@@ -153,15 +154,12 @@ async fn retention_follows_the_clock() {
 #[tokio::test]
 async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
     both_modes(|t| async move {
-        let url = t
-            .create_queue(
-                "dedup.fifo",
-                &[
-                    (QueueAttributeName::FifoQueue, "true"),
-                    (QueueAttributeName::VisibilityTimeout, "900"),
-                ],
-            )
-            .await;
+        let url = fifo_queue(
+            &t,
+            "dedup.fifo",
+            &[(QueueAttributeName::VisibilityTimeout, "900")],
+        )
+        .await;
         let send = |body: &'static str| {
             t.client
                 .send_message()

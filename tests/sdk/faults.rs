@@ -5,9 +5,9 @@
 use std::time::Duration;
 
 use aws_sdk_sqs::config::retry::RetryConfig;
-use aws_sdk_sqs::types::QueueAttributeName;
 use localsqs::server::faults::{FaultRule, InjectedError};
 
+use super::fifo::{cbd_queue, send_fifo};
 use super::harness::{
     TestServer, bodies, change_visibility, client_with_retries, delete, expect_error, handle,
 };
@@ -181,15 +181,7 @@ async fn a_duplicate_is_handed_out_again_while_in_flight_and_not_after_delete() 
 #[tokio::test]
 async fn fifo_queues_never_get_duplicates_or_empty_receives() {
     let t = TestServer::start().await;
-    let url = t
-        .create_queue(
-            "strict.fifo",
-            &[
-                (QueueAttributeName::FifoQueue, "true"),
-                (QueueAttributeName::ContentBasedDeduplication, "true"),
-            ],
-        )
-        .await;
+    let url = cbd_queue(&t, "strict.fifo", &[]).await;
     t.server
         .faults()
         .add(FaultRule {
@@ -198,14 +190,7 @@ async fn fifo_queues_never_get_duplicates_or_empty_receives() {
             ..FaultRule::default()
         })
         .expect("valid");
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("a")
-        .message_group_id("g")
-        .send()
-        .await
-        .expect("sends");
+    send_fifo(&t, &url, "a", "g", None).await;
     assert_eq!(bodies(&t.receive(&url, 10).await), ["a"]);
     assert!(t.receive(&url, 10).await.is_empty(), "no duplicate on FIFO");
     t.shutdown().await;

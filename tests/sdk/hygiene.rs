@@ -215,14 +215,7 @@ async fn a_fifo_dead_letter_queue_counts_retention_from_the_move() {
             1,
         )
         .await;
-    t.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("old")
-        .message_group_id("g")
-        .send()
-        .await
-        .expect("SendMessage");
+    super::fifo::send_fifo(&t, &src, "old", "g", None).await;
     t.receive(&src, 1).await;
     t.advance_secs(90);
     let moved_at = super::harness::START_MS + 90_000;

@@ -13,6 +13,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::server::push::{PushTarget, TargetStatus, invoke::RIE_PATH};
 use serde_json::{Value, json};
 
+use super::fifo::{cbd_queue, send_fifo};
 use super::harness::{
     DeadLetter, START_MS, TestServer, arn, binary_attr, md5_hex, receive_full, string_attr, sys,
 };
@@ -383,29 +384,14 @@ async fn the_batching_window_holds_a_batch_until_it_closes_on_the_servers_clock(
 #[tokio::test]
 async fn fifo_groups_keep_their_order_and_are_never_in_two_batches_at_once() {
     let t = TestServer::start().await;
-    let url = t
-        .create_queue(
-            "ordered.fifo",
-            &[
-                (QueueAttributeName::FifoQueue, "true"),
-                (QueueAttributeName::ContentBasedDeduplication, "true"),
-            ],
-        )
-        .await;
+    let url = cbd_queue(&t, "ordered.fifo", &[]).await;
     let groups = [("g1", 7), ("g2", 5), ("g3", 4)];
     let mut sent: Vec<(String, String)> = Vec::new();
     for i in 0..7 {
         for (g, n) in groups {
             if i < n {
                 let body = format!("{g}-{i}");
-                t.client
-                    .send_message()
-                    .queue_url(&url)
-                    .message_group_id(g)
-                    .message_body(&body)
-                    .send()
-                    .await
-                    .expect("sent");
+                send_fifo(&t, &url, &body, g, None).await;
                 sent.push((g.to_owned(), body));
             }
         }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 
+use crate::fifo::fifo_queue;
 use crate::harness::{
     DeadLetter, START_MS, TestServer, all_attributes, arn, binary_attr, expect_error,
     md5_of_attributes, only, policy, receive_count, receive_full, set_attr, set_redrive,
@@ -73,9 +74,7 @@ async fn redrive_policy_validation() {
         "InvalidParameterValue",
         None,
     );
-    let fifo_src = t
-        .create_queue("src2.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo_src = fifo_queue(&t, "src2.fifo", &[]).await;
     expect_error(
         "FIFO source with a standard DLQ (SetQueueAttributes)",
         set_redrive(&t, &fifo_src, &dlq_arn, 3).await,
@@ -85,9 +84,7 @@ async fn redrive_policy_validation() {
     );
 
     // Nor can a standard source use a FIFO dead-letter queue.
-    let fifo_dlq = t
-        .create_queue("dlq.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo_dlq = fifo_queue(&t, "dlq.fifo", &[]).await;
     let fifo_dlq_arn = arn(&t, &fifo_dlq).await;
     expect_error(
         "standard source with a FIFO DLQ",

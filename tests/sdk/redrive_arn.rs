@@ -3,6 +3,7 @@
 
 use aws_sdk_sqs::types::QueueAttributeName;
 
+use crate::fifo::fifo_queue;
 use crate::harness::{
     TestServer, all_attributes, arn, expect_error, policy, set_attr, set_redrive,
 };
@@ -44,9 +45,7 @@ async fn dead_letter_target_must_be_an_arn() {
         );
     }
     // The same on a FIFO source, where a lookup would have found a type mismatch.
-    let fifo = t
-        .create_queue("src.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo = fifo_queue(&t, "src.fifo", &[]).await;
     let p = r#"{"deadLetterTargetArn":"dlq","maxReceiveCount":3}"#;
     expect_error(
         "FIFO source, target by name",

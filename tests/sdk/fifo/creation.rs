@@ -3,7 +3,9 @@
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 
 use super::{cbd_queue, entry, fifo_queue, send_fifo};
-use crate::harness::{TestServer, all_attributes, bodies, delete, expect_error, only, sys};
+use crate::harness::{
+    TestServer, all_attributes, bodies, delete, expect_error, only, set_attr, sys,
+};
 
 /// docs/protocol.md §5.5: FIFO send without MessageGroupId.
 const NO_GROUP: &str = "The request must contain the parameter MessageGroupId.";
@@ -92,13 +94,7 @@ async fn creation_rules_and_default_attributes() {
         "{attrs:?}"
     );
 
-    let r = t
-        .client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::FifoQueue, "false")
-        .send()
-        .await;
+    let r = set_attr(&t, &url, QueueAttributeName::FifoQueue, "false").await;
     expect_error(
         "SetQueueAttributes FifoQueue=false on a FIFO queue",
         r,
@@ -108,11 +104,7 @@ async fn creation_rules_and_default_attributes() {
             "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
         ),
     );
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::FifoQueue, "true")
         .await
         .expect("FifoQueue=true on a FIFO queue is accepted");
     assert_eq!(
@@ -318,20 +310,12 @@ async fn delays_on_fifo_queues() {
     delete(&t, &url, &m).await;
 
     // A queue delay change applies to messages already queued.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DelaySeconds, "60")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::DelaySeconds, "60")
         .await
         .expect("DelaySeconds=60");
     send_fifo(&t, &url, "late", "g", None).await;
     assert!(t.receive(&url, 10).await.is_empty());
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DelaySeconds, "0")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::DelaySeconds, "0")
         .await
         .expect("DelaySeconds=0");
     let m = only(

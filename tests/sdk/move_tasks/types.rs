@@ -5,15 +5,14 @@
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 
 use super::{quick_pair, start_task, wait_status};
+use crate::fifo::{fifo_queue, send_fifo};
 use crate::harness::{DeadLetter, TestServer, arn, bodies, expect_error, sys};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standard_to_fifo_is_refused() {
     let t = TestServer::start().await;
     let DeadLetter { dlq_arn, .. } = quick_pair(&t, "std-src", "std-dlq").await;
-    let fifo = t
-        .create_queue("dest.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo = fifo_queue(&t, "dest.fifo", &[]).await;
     let fifo_arn = arn(&t, &fifo).await;
     let res = t
         .client
@@ -41,14 +40,7 @@ async fn fifo_to_standard_drops_fifo_only_attributes() {
     let DeadLetter { src, dlq, dlq_arn } = t
         .create_dead_letter_pair("src.fifo", &quick, "dlq.fifo", &fifo, 1)
         .await;
-    t.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("poison")
-        .message_group_id("g")
-        .send()
-        .await
-        .expect("sends");
+    send_fifo(&t, &src, "poison", "g", None).await;
     for _ in 0..4 {
         t.receive(&src, 10).await;
     }
