@@ -16,6 +16,7 @@ use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_sqs::operation::change_message_visibility::{
     ChangeMessageVisibilityError, ChangeMessageVisibilityOutput,
 };
+use aws_sdk_sqs::operation::create_queue::{CreateQueueError, CreateQueueOutput};
 use aws_sdk_sqs::operation::delete_message::{DeleteMessageError, DeleteMessageOutput};
 use aws_sdk_sqs::operation::receive_message::builders::ReceiveMessageFluentBuilder;
 use aws_sdk_sqs::operation::set_queue_attributes::{
@@ -90,16 +91,25 @@ impl TestServer {
         name: &str,
         attributes: &[(QueueAttributeName, &str)],
     ) -> String {
-        let mut req = self.client.create_queue().queue_name(name);
-        for (k, v) in attributes {
-            req = req.attributes(k.clone(), *v);
-        }
-        req.send()
+        self.try_create_queue(name, attributes)
             .await
             .unwrap_or_else(|e| panic!("CreateQueue {name}: {e:?}"))
             .queue_url()
             .expect("CreateQueue returns a QueueUrl")
             .to_owned()
+    }
+
+    /// One CreateQueue with the given attributes, its result returned as is.
+    pub async fn try_create_queue(
+        &self,
+        name: &str,
+        attributes: &[(QueueAttributeName, &str)],
+    ) -> Result<CreateQueueOutput, SdkError<CreateQueueError, HttpResponse>> {
+        let mut req = self.client.create_queue().queue_name(name);
+        for (k, v) in attributes {
+            req = req.attributes(k.clone(), *v);
+        }
+        req.send().await
     }
 
     /// Sends a plain message and returns its MessageId.

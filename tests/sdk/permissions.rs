@@ -132,11 +132,7 @@ async fn a_policy_set_whole_is_at_most_8192_bytes() {
         ),
     );
     let res = t
-        .client
-        .create_queue()
-        .queue_name("born-big")
-        .attributes(QueueAttributeName::Policy, over)
-        .send()
+        .try_create_queue("born-big", &[(QueueAttributeName::Policy, &over)])
         .await;
     expect_error("at creation", res, 400, "InvalidAttributeValue", None);
     t.shutdown().await;

@@ -92,13 +92,7 @@ async fn create_queue_idempotency_and_queue_name_exists() {
         .expect("GetQueueUrl");
     assert_eq!(got.queue_url(), Some(url.as_str()));
 
-    let r = t
-        .client
-        .create_queue()
-        .queue_name("idem")
-        .attributes(QueueAttributeName::VisibilityTimeout, "61")
-        .send()
-        .await;
+    let r = t.try_create_queue("idem", &vt("61")).await;
     let e = expect_error(
         "a different attribute value conflicts",
         r,
@@ -118,13 +112,7 @@ async fn create_queue_idempotency_and_queue_name_exists() {
         .await
         .expect("SetQueueAttributes");
     assert_eq!(t.create_queue("idem", &vt("61")).await, url);
-    let r = t
-        .client
-        .create_queue()
-        .queue_name("idem")
-        .attributes(QueueAttributeName::VisibilityTimeout, "60")
-        .send()
-        .await;
+    let r = t.try_create_queue("idem", &vt("60")).await;
     let e = expect_error(
         "the old value now conflicts",
         r,

@@ -60,12 +60,13 @@ async fn redrive_policy_validation() {
 
     // A FIFO source cannot use a standard dead-letter queue.
     let r = t
-        .client
-        .create_queue()
-        .queue_name("src.fifo")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .attributes(QueueAttributeName::RedrivePolicy, policy(&dlq_arn, 3))
-        .send()
+        .try_create_queue(
+            "src.fifo",
+            &[
+                (QueueAttributeName::FifoQueue, "true"),
+                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3)),
+            ],
+        )
         .await;
     expect_error(
         "FIFO source with a standard DLQ (CreateQueue)",
@@ -347,11 +348,10 @@ async fn redrive_allow_policy() {
         None,
     );
     let r = t
-        .client
-        .create_queue()
-        .queue_name("created")
-        .attributes(QueueAttributeName::RedrivePolicy, policy(&dlq_arn, 3))
-        .send()
+        .try_create_queue(
+            "created",
+            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3))],
+        )
         .await;
     expect_error(
         "denyAll (CreateQueue)",

@@ -30,11 +30,7 @@ async fn dead_letter_target_must_be_an_arn() {
             Some(&refused(&p)),
         );
         let r = t
-            .client
-            .create_queue()
-            .queue_name("other")
-            .attributes(QueueAttributeName::RedrivePolicy, &p)
-            .send()
+            .try_create_queue("other", &[(QueueAttributeName::RedrivePolicy, &p)])
             .await;
         expect_error(
             &format!("CreateQueue with deadLetterTargetArn {target}"),

@@ -66,11 +66,10 @@ async fn validation_errors() {
         SetQueueAttributesError::InvalidAttributeValue(_)
     ));
     let r = t
-        .client
-        .create_queue()
-        .queue_name("validation-2")
-        .attributes(QueueAttributeName::VisibilityTimeout, "99999")
-        .send()
+        .try_create_queue(
+            "validation-2",
+            &[(QueueAttributeName::VisibilityTimeout, "99999")],
+        )
         .await;
     let e = expect_error(
         "VisibilityTimeout 99999 on create",

@@ -19,11 +19,7 @@ const NO_DEDUP: &str = "The queue should either have ContentBasedDeduplication e
 async fn creation_rules_and_default_attributes() {
     let t = TestServer::start().await;
     let r = t
-        .client
-        .create_queue()
-        .queue_name("no-suffix")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
+        .try_create_queue("no-suffix", &[(QueueAttributeName::FifoQueue, "true")])
         .await;
     expect_error(
         "FifoQueue=true on a name without .fifo",
@@ -32,12 +28,7 @@ async fn creation_rules_and_default_attributes() {
         "InvalidParameterValue",
         None,
     );
-    let r = t
-        .client
-        .create_queue()
-        .queue_name("suffix-only.fifo")
-        .send()
-        .await;
+    let r = t.try_create_queue("suffix-only.fifo", &[]).await;
     expect_error(
         "a .fifo name without FifoQueue=true",
         r,
@@ -46,11 +37,7 @@ async fn creation_rules_and_default_attributes() {
         None,
     );
     let r = t
-        .client
-        .create_queue()
-        .queue_name("standard")
-        .attributes(QueueAttributeName::FifoQueue, "false")
-        .send()
+        .try_create_queue("standard", &[(QueueAttributeName::FifoQueue, "false")])
         .await;
     expect_error(
         "FifoQueue=false on a standard queue",
