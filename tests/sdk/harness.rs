@@ -1,7 +1,16 @@
 //! The harness of the SDK tests: a server on `127.0.0.1:0` driven by a [`ManualClock`], an
-//! `aws-sdk-sqs` client pointed at it, error inspection (`wire_error`, `expect_error`), message
-//! and queue attribute helpers, long polls in the background ([`LongPoll`]), and the SQS MD5
-//! algorithms (docs/protocol.md §6.3, §6.4) computed independently of the server.
+//! `aws-sdk-sqs` client pointed at it, and what the tests would otherwise spell out again and
+//! again:
+//!
+//! - refused requests: [`expect_error`] pins status, code and message in one call and returns
+//!   the typed service error; the `try_`/`set_`/`delete_handle`/`change_visibility` helpers
+//!   return a request's result as is, for it;
+//! - queues: [`TestServer::create_queue`], dead-letter set-ups
+//!   ([`TestServer::create_dead_letter_pair`], [`TestServer::create_source_queue`]),
+//!   attributes, counts and `/metrics`;
+//! - messages: short-poll receives, deletes, system attributes, bodies;
+//! - long polls in the background ([`LongPoll`]);
+//! - the SQS MD5 algorithms (docs/protocol.md §6.3, §6.4), computed independently of the server.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -132,7 +141,8 @@ impl TestServer {
         messages(self.short_poll(url, max)).await
     }
 
-    /// The request [`receive`](Self::receive) sends, for a test to add to.
+    /// The request [`receive`](Self::receive) sends; [`receive_full`] and [`receive_vis`] add
+    /// to it.
     fn short_poll(&self, url: &str, max: i32) -> ReceiveMessageFluentBuilder {
         self.client
             .receive_message()
