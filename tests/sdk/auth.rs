@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime};
 use aws_sdk_sqs::config::retry::RetryConfig;
 use localsqs::Credentials;
 
-use super::harness::expect_error;
+use super::harness::{client_config, expect_error};
 use super::http::exchange;
 
 fn signing_client(
@@ -16,14 +16,8 @@ fn signing_client(
     secret: &str,
     at: Option<SystemTime>,
 ) -> aws_sdk_sqs::Client {
-    let mut conf = aws_sdk_sqs::Config::builder()
-        .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
-        .credentials_provider(aws_credential_types::Credentials::new(
-            key, secret, None, None, "static",
-        ))
-        .retry_config(RetryConfig::disabled())
-        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest());
+    let mut conf =
+        client_config(endpoint, "us-east-1", key, secret).retry_config(RetryConfig::disabled());
     if let Some(t) = at {
         conf = conf.time_source(aws_smithy_async::time::SharedTimeSource::new(
             aws_smithy_async::time::StaticTimeSource::new(t),

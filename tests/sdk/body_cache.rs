@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use localsqs::engine::ManualClock;
 
-use super::harness::{START_MS, client, sorted_bodies};
+use super::harness::{START_MS, client, create_queue_on, sorted_bodies};
 use super::http::get;
 
 const BODY_LEN: usize = 1_000;
@@ -23,14 +23,7 @@ async fn cached_after_five_sends(budget: Option<usize>) -> i64 {
     }
     let server = b.start().await.expect("starts");
     let sqs = client(&server.endpoint());
-    let url = sqs
-        .create_queue()
-        .queue_name("cached")
-        .send()
-        .await
-        .expect("creates")
-        .queue_url
-        .unwrap_or_default();
+    let url = create_queue_on(&sqs, "cached").await;
     let sent: Vec<String> = (0..5)
         .map(|i| format!("{i}{}", "x".repeat(BODY_LEN - 1)))
         .collect();

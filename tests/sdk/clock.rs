@@ -11,7 +11,8 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::engine::ManualClock;
 use serde_json::Value;
 
-use super::harness::{HANG_GUARD, START_MS, TestServer, bodies, expect_error, sys};
+use super::fifo::fifo_queue;
+use super::harness::{START_MS, TestServer, bodies, create_queue_on, delete, expect_error, sys};
 use super::http::exchange;
 
 /// Sends a clock change over HTTP and returns the answered state.
@@ -153,15 +154,12 @@ async fn retention_follows_the_clock() {
 #[tokio::test]
 async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
     both_modes(|t| async move {
-        let url = t
-            .create_queue(
-                "dedup.fifo",
-                &[
-                    (QueueAttributeName::FifoQueue, "true"),
-                    (QueueAttributeName::VisibilityTimeout, "900"),
-                ],
-            )
-            .await;
+        let url = fifo_queue(
+            &t,
+            "dedup.fifo",
+            &[(QueueAttributeName::VisibilityTimeout, "900")],
+        )
+        .await;
         let send = |body: &'static str| {
             t.client
                 .send_message()
@@ -204,13 +202,7 @@ async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
             "the attempt window closed; the group is in flight"
         );
         send("after-window").await.expect("sends");
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(once[0].receipt_handle().unwrap_or_default())
-            .send()
-            .await
-            .expect("deletes");
+        delete(&t, &url, &once[0]).await;
         assert_eq!(bodies(&t.receive(&url, 10).await), ["after-window"]);
         t.shutdown().await;
     })
@@ -221,20 +213,10 @@ async fn fifo_deduplication_and_receive_attempt_windows_follow_the_clock() {
 async fn parked_long_polls_end_and_wake_on_the_controlled_clock() {
     both_modes(|t| async move {
         let url = t.create_queue("poll", &[]).await;
-        let poll = |wait: i32| {
-            t.client
-                .receive_message()
-                .queue_url(&url)
-                .wait_time_seconds(wait)
-                .send()
-        };
-        let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            advance(&t, 20.0).await;
-        });
-        let got = got
-            .expect("the 20 s wait elapsed on the clock")
-            .expect("ok");
+        let mut poll = t.long_poll(&url, 20);
+        poll.assert_parked("an empty queue").await;
+        advance(&t, 20.0).await;
+        let got = poll.answer("the 20 s wait elapsed on the clock").await;
         assert!(got.messages.unwrap_or_default().is_empty());
         t.client
             .send_message()
@@ -244,12 +226,11 @@ async fn parked_long_polls_end_and_wake_on_the_controlled_clock() {
             .send()
             .await
             .expect("sends");
-        let (got, ()) = tokio::join!(tokio::time::timeout(HANG_GUARD, poll(20)), async {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            advance(&t, 10.0).await;
-        });
-        let got = got.expect("woken by the advance").expect("ok");
-        assert_eq!(bodies(&got.messages.unwrap_or_default()), ["later"]);
+        let mut poll = t.long_poll(&url, 20);
+        poll.assert_parked("the message is delayed").await;
+        advance(&t, 10.0).await;
+        let got = poll.answer_message("woken by the advance").await;
+        assert_eq!(got.body(), Some("later"));
         t.shutdown().await;
     })
     .await;
@@ -267,14 +248,7 @@ async fn purge_cool_off_follows_the_clock_when_enforced() {
         }
         let server = builder.start().await.expect("starts");
         let sqs = super::harness::client(&server.endpoint());
-        let url = sqs
-            .create_queue()
-            .queue_name("purged")
-            .send()
-            .await
-            .expect("creates")
-            .queue_url
-            .unwrap_or_default();
+        let url = create_queue_on(&sqs, "purged").await;
         sqs.purge_queue()
             .queue_url(&url)
             .send()
@@ -316,11 +290,10 @@ async fn the_rust_api_freezes_resumes_and_advances() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn move_task_pacing_follows_the_clock() {
-    use crate::move_tasks::{poison, quick_source, start_task, wait_moved, wait_status};
+    use crate::harness::DeadLetter;
+    use crate::move_tasks::{poison, quick_pair, start_task, wait_moved, wait_status};
     both_modes(|t| async move {
-        let dlq = t.create_queue("dlq", &[]).await;
-        let dlq_arn = super::harness::arn(&t, &dlq).await;
-        let src = quick_source(&t, "src", &dlq_arn).await;
+        let DeadLetter { src, dlq_arn, .. } = quick_pair(&t, "src", "dlq").await;
         poison(&t, &src, &["a", "b", "c", "d"]).await;
         start_task(&t, &dlq_arn, None, Some(2)).await;
         wait_moved(&t, &dlq_arn, 2).await;

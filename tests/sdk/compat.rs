@@ -3,7 +3,7 @@
 
 use localsqs::Compat;
 
-use super::harness::{bodies, client};
+use super::harness::{bodies, client, create_queue_on};
 use super::http::get;
 
 #[tokio::test]
@@ -20,14 +20,7 @@ async fn localstack_health_and_queue_urls() {
     let v: serde_json::Value = serde_json::from_str(&health.body).expect("json");
     assert_eq!(v["services"]["sqs"], "running", "{v}");
     let sqs = client(&server.endpoint());
-    let url = sqs
-        .create_queue()
-        .queue_name("orders")
-        .send()
-        .await
-        .expect("creates")
-        .queue_url
-        .unwrap_or_default();
+    let url = create_queue_on(&sqs, "orders").await;
     let port = server.local_addr().port();
     assert_eq!(
         url,
@@ -53,11 +46,7 @@ async fn localstack_health_and_queue_urls() {
 async fn elasticmq_and_localstack_queue_url_forms_address_queues() {
     let server = localsqs::Server::builder().start().await.expect("starts");
     let sqs = client(&server.endpoint());
-    sqs.create_queue()
-        .queue_name("jobs")
-        .send()
-        .await
-        .expect("creates");
+    create_queue_on(&sqs, "jobs").await;
     let ep = server.endpoint();
     for url in [
         format!("{ep}/queue/jobs"),

@@ -9,21 +9,8 @@ use std::time::Duration;
 use aws_sdk_sqs::config::retry::RetryConfig;
 use localsqs::engine::{DiskFaults, ManualClock};
 
-use super::harness::{HANG_GUARD, START_MS, bodies};
+use super::harness::{HANG_GUARD, START_MS, bodies, client_with_retries, create_queue_on};
 use super::http::get;
-
-fn client(endpoint: &str) -> aws_sdk_sqs::Client {
-    let conf = aws_sdk_sqs::Config::builder()
-        .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
-        .credentials_provider(aws_credential_types::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .retry_config(RetryConfig::disabled())
-        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .build();
-    aws_sdk_sqs::Client::from_conf(conf)
-}
 
 async fn health(server: &localsqs::RunningServer) -> (u16, serde_json::Value) {
     let r = get(server.local_addr(), "/health", &[])
@@ -46,15 +33,8 @@ async fn a_full_disk_is_survived_without_a_restart() {
         b.start()
     };
     let server = start(Some(Arc::clone(&disk))).await.expect("starts");
-    let sqs = client(&server.endpoint());
-    let url = sqs
-        .create_queue()
-        .queue_name("kept")
-        .send()
-        .await
-        .expect("creates")
-        .queue_url
-        .unwrap_or_default();
+    let sqs = client_with_retries(&server.endpoint(), RetryConfig::disabled());
+    let url = create_queue_on(&sqs, "kept").await;
     for body in ["a", "b", "c"] {
         sqs.send_message()
             .queue_url(&url)
@@ -115,7 +95,7 @@ async fn a_full_disk_is_survived_without_a_restart() {
     server.shutdown().await;
 
     let server = start(None).await.expect("restarts on the same directory");
-    let sqs = client(&server.endpoint());
+    let sqs = client_with_retries(&server.endpoint(), RetryConfig::disabled());
     let attrs = sqs
         .get_queue_attributes()
         .queue_url(&url)

@@ -5,24 +5,13 @@
 use std::time::Duration;
 
 use aws_sdk_sqs::config::retry::RetryConfig;
-use aws_sdk_sqs::types::QueueAttributeName;
 use localsqs::faults::{FaultRule, InjectedError};
 
-use super::harness::{TestServer, bodies, expect_error};
+use super::fifo::{cbd_queue, send_fifo};
+use super::harness::{
+    TestServer, bodies, change_visibility, client_with_retries, delete, expect_error, handle,
+};
 use super::http::exchange;
-
-fn client_with_retries(endpoint: &str, retry: RetryConfig) -> aws_sdk_sqs::Client {
-    let conf = aws_sdk_sqs::Config::builder()
-        .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
-        .credentials_provider(aws_credential_types::Credentials::new(
-            "test", "test", None, None, "static",
-        ))
-        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .retry_config(retry)
-        .build();
-    aws_sdk_sqs::Client::from_conf(conf)
-}
 
 fn throttle(queue: &str, rate: f64) -> FaultRule {
     FaultRule {
@@ -90,16 +79,12 @@ async fn sdk_retries_absorb_injected_throttling() {
     }
     let (visible, _, _) = t.counts(&url).await;
     assert_eq!(visible, 20, "each send landed exactly once");
-    let metrics = super::http::get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
+    let metrics = t.metrics().await;
     assert!(
         metrics
-            .body
             .lines()
             .any(|l| l.starts_with("localsqs_faults_injected_total{kind=\"error\"}")),
-        "{}",
-        metrics.body
+        "{metrics}"
     );
     t.shutdown().await;
 }
@@ -188,13 +173,7 @@ async fn a_duplicate_is_handed_out_again_while_in_flight_and_not_after_delete() 
         "handed out again while in flight"
     );
     assert_eq!(second[0].message_id, first[0].message_id);
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(first[0].receipt_handle().unwrap_or_default())
-        .send()
-        .await
-        .expect("deletes");
+    delete(&t, &url, &first[0]).await;
     assert!(t.receive(&url, 1).await.is_empty());
     t.shutdown().await;
 }
@@ -202,15 +181,7 @@ async fn a_duplicate_is_handed_out_again_while_in_flight_and_not_after_delete() 
 #[tokio::test]
 async fn fifo_queues_never_get_duplicates_or_empty_receives() {
     let t = TestServer::start().await;
-    let url = t
-        .create_queue(
-            "strict.fifo",
-            &[
-                (QueueAttributeName::FifoQueue, "true"),
-                (QueueAttributeName::ContentBasedDeduplication, "true"),
-            ],
-        )
-        .await;
+    let url = cbd_queue(&t, "strict.fifo", &[]).await;
     t.server
         .faults()
         .add(FaultRule {
@@ -219,14 +190,7 @@ async fn fifo_queues_never_get_duplicates_or_empty_receives() {
             ..FaultRule::default()
         })
         .expect("valid");
-    t.client
-        .send_message()
-        .queue_url(&url)
-        .message_body("a")
-        .message_group_id("g")
-        .send()
-        .await
-        .expect("sends");
+    send_fifo(&t, &url, "a", "g", None).await;
     assert_eq!(bodies(&t.receive(&url, 10).await), ["a"]);
     assert!(t.receive(&url, 10).await.is_empty(), "no duplicate on FIFO");
     t.shutdown().await;
@@ -251,12 +215,7 @@ async fn short_polls_answer_empty_at_the_rate_and_the_seed_replays() {
             let got = t.receive(&url, 1).await;
             pattern.push(got.is_empty());
             if let Some(m) = got.first() {
-                t.client
-                    .change_message_visibility()
-                    .queue_url(&url)
-                    .receipt_handle(m.receipt_handle().unwrap_or_default())
-                    .visibility_timeout(0)
-                    .send()
+                change_visibility(&t, &url, handle(m), 0)
                     .await
                     .expect("back to visible");
             }

@@ -1,7 +1,16 @@
 //! The harness of the SDK tests: a server on `127.0.0.1:0` driven by a [`ManualClock`], an
-//! `aws-sdk-sqs` client pointed at it, error inspection (`wire_error`, `expect_error`), message
-//! and queue attribute helpers, and the SQS MD5 algorithms (docs/protocol.md §6.3, §6.4)
-//! computed independently of the server.
+//! `aws-sdk-sqs` client pointed at it, and what the tests would otherwise spell out again and
+//! again:
+//!
+//! - refused requests: [`expect_error`] pins status, code and message in one call and returns
+//!   the typed service error; the `try_`/`set_`/`delete_handle`/`change_visibility` helpers
+//!   return a request's result as is, for it;
+//! - queues: [`TestServer::create_queue`], dead-letter set-ups
+//!   ([`TestServer::create_dead_letter_pair`], [`TestServer::create_source_queue`]),
+//!   attributes, counts and `/metrics`;
+//! - messages: short-poll receives, deletes, system attributes, bodies;
+//! - long polls in the background ([`LongPoll`]);
+//! - the SQS MD5 algorithms (docs/protocol.md §6.3, §6.4), computed independently of the server.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -11,7 +20,14 @@ use std::time::Duration;
 
 use aws_sdk_sqs::Client;
 use aws_sdk_sqs::config::http::HttpResponse;
+use aws_sdk_sqs::config::retry::RetryConfig;
 use aws_sdk_sqs::error::{ProvideErrorMetadata, SdkError};
+use aws_sdk_sqs::operation::change_message_visibility::{
+    ChangeMessageVisibilityError, ChangeMessageVisibilityOutput,
+};
+use aws_sdk_sqs::operation::create_queue::{CreateQueueError, CreateQueueOutput};
+use aws_sdk_sqs::operation::delete_message::{DeleteMessageError, DeleteMessageOutput};
+use aws_sdk_sqs::operation::receive_message::builders::ReceiveMessageFluentBuilder;
 use aws_sdk_sqs::operation::set_queue_attributes::{
     SetQueueAttributesError, SetQueueAttributesOutput,
 };
@@ -21,6 +37,9 @@ use aws_sdk_sqs::types::{
 use localsqs::RunningServer;
 use localsqs::engine::ManualClock;
 use md5::{Digest, Md5};
+
+mod long_poll;
+pub use long_poll::LongPoll;
 
 /// The time every test clock starts at (2023-11-14T22:13:20Z).
 pub const START_MS: u64 = 1_700_000_000_000;
@@ -43,11 +62,24 @@ impl TestServer {
 
     /// A server with the given clock, durable in `data_dir` when one is given.
     pub async fn start_with(clock: Arc<ManualClock>, data_dir: Option<&Path>) -> Self {
-        let mut builder = localsqs::Server::builder().clock(clock.clone());
+        let mut builder = localsqs::Server::builder();
         if let Some(dir) = data_dir {
             builder = builder.data_dir(dir);
         }
-        let server = builder.start().await.expect("server starts");
+        Self::launch(builder, clock).await
+    }
+
+    /// A server started from `builder` (options of the test's own) with a fresh clock.
+    pub async fn start_from(builder: localsqs::Server) -> Self {
+        Self::launch(builder, Arc::new(ManualClock::new(START_MS))).await
+    }
+
+    async fn launch(builder: localsqs::Server, clock: Arc<ManualClock>) -> Self {
+        let server = builder
+            .clock(clock.clone())
+            .start()
+            .await
+            .expect("server starts");
         let client = client(&server.endpoint());
         Self {
             server,
@@ -68,16 +100,25 @@ impl TestServer {
         name: &str,
         attributes: &[(QueueAttributeName, &str)],
     ) -> String {
-        let mut req = self.client.create_queue().queue_name(name);
-        for (k, v) in attributes {
-            req = req.attributes(k.clone(), *v);
-        }
-        req.send()
+        self.try_create_queue(name, attributes)
             .await
             .unwrap_or_else(|e| panic!("CreateQueue {name}: {e:?}"))
             .queue_url()
             .expect("CreateQueue returns a QueueUrl")
             .to_owned()
+    }
+
+    /// One CreateQueue with the given attributes, its result returned as is.
+    pub async fn try_create_queue(
+        &self,
+        name: &str,
+        attributes: &[(QueueAttributeName, &str)],
+    ) -> Result<CreateQueueOutput, SdkError<CreateQueueError, HttpResponse>> {
+        let mut req = self.client.create_queue().queue_name(name);
+        for (k, v) in attributes {
+            req = req.attributes(k.clone(), *v);
+        }
+        req.send().await
     }
 
     /// Sends a plain message and returns its MessageId.
@@ -97,17 +138,18 @@ impl TestServer {
     /// One short-poll receive (WaitTimeSeconds=0) of up to `max` messages, with all system
     /// attributes.
     pub async fn receive(&self, url: &str, max: i32) -> Vec<Message> {
+        messages(self.short_poll(url, max)).await
+    }
+
+    /// The request [`receive`](Self::receive) sends; [`receive_full`] and [`receive_vis`] add
+    /// to it.
+    fn short_poll(&self, url: &str, max: i32) -> ReceiveMessageFluentBuilder {
         self.client
             .receive_message()
             .queue_url(url)
             .max_number_of_messages(max)
             .wait_time_seconds(0)
             .message_system_attribute_names(MessageSystemAttributeName::All)
-            .send()
-            .await
-            .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))
-            .messages
-            .unwrap_or_default()
     }
 
     /// One queue attribute, as a string.
@@ -151,6 +193,20 @@ impl TestServer {
         )
     }
 
+    /// The body of `GET /metrics`.
+    pub async fn metrics(&self) -> String {
+        crate::http::get(self.server.local_addr(), "/metrics", &[])
+            .await
+            .expect("metrics")
+            .body
+    }
+
+    /// Asserts that `/metrics` holds `sample` (a whole sample: name, labels and value).
+    pub async fn assert_metric(&self, sample: &str) {
+        let metrics = self.metrics().await;
+        assert!(metrics.contains(sample), "{sample} missing from\n{metrics}");
+    }
+
     /// Stops the server (hang-guarded).
     pub async fn shutdown(self) {
         drop(self.client);
@@ -162,15 +218,45 @@ impl TestServer {
 
 /// An SDK client for `endpoint`, configured without aws-config.
 pub fn client(endpoint: &str) -> Client {
-    let conf = aws_sdk_sqs::Config::builder()
+    Client::from_conf(client_config(endpoint, "us-east-1", "test", "test").build())
+}
+
+/// An SDK client for `endpoint` with the given retry behaviour.
+pub fn client_with_retries(endpoint: &str, retry: RetryConfig) -> Client {
+    Client::from_conf(
+        client_config(endpoint, "us-east-1", "test", "test")
+            .retry_config(retry)
+            .build(),
+    )
+}
+
+/// The configuration of an SDK client for `endpoint` that signs for `region` with access key
+/// `key` and `secret`, without aws-config; tests add retry or time settings before `build`.
+pub fn client_config(
+    endpoint: &str,
+    region: &str,
+    key: &str,
+    secret: &str,
+) -> aws_sdk_sqs::config::Builder {
+    aws_sdk_sqs::Config::builder()
         .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new("us-east-1"))
+        .region(aws_sdk_sqs::config::Region::new(region.to_owned()))
         .credentials_provider(aws_credential_types::Credentials::new(
-            "test", "test", None, None, "static",
+            key, secret, None, None, "static",
         ))
         .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .build();
-    Client::from_conf(conf)
+}
+
+/// Creates the queue `name` through `sqs` (a client of a server started by the test itself)
+/// and returns its URL.
+pub async fn create_queue_on(sqs: &Client, name: &str) -> String {
+    sqs.create_queue()
+        .queue_name(name)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("CreateQueue {name}: {e:?}"))
+        .queue_url
+        .expect("CreateQueue returns a QueueUrl")
 }
 
 /// What a service error looked like on the wire.
@@ -199,14 +285,15 @@ where
     }
 }
 
-/// Asserts that `res` failed with the given HTTP status, error code and (when given) message.
+/// Asserts that `res` failed with the given HTTP status, error code and (when given) message,
+/// and returns the service error, for a check of its typed variant.
 pub fn expect_error<T: Debug, E: ProvideErrorMetadata + Debug>(
     what: &str,
     res: Result<T, SdkError<E, HttpResponse>>,
     status: u16,
     code: &str,
     message: Option<&str>,
-) {
+) -> E {
     let err = match res {
         Ok(v) => panic!("{what}: expected {code}, got success {v:?}"),
         Err(e) => e,
@@ -216,6 +303,10 @@ pub fn expect_error<T: Debug, E: ProvideErrorMetadata + Debug>(
     assert_eq!(w.code.as_deref(), Some(code), "{what}: {w:?}");
     if let Some(m) = message {
         assert_eq!(w.message.as_deref(), Some(m), "{what}: {w:?}");
+    }
+    match err {
+        SdkError::ServiceError(se) => se.into_err(),
+        other => unreachable!("wire_error accepted {other:?}"),
     }
 }
 
@@ -312,6 +403,18 @@ pub async fn set_attr(
         .await
 }
 
+/// SetQueueAttributes of a RedrivePolicy naming `dlq_arn` with `max_receive_count`, its result
+/// returned as is.
+pub async fn set_redrive(
+    t: &TestServer,
+    url: &str,
+    dlq_arn: &str,
+    max_receive_count: u32,
+) -> Result<SetQueueAttributesOutput, SdkError<SetQueueAttributesError, HttpResponse>> {
+    let redrive = policy(dlq_arn, max_receive_count);
+    set_attr(t, url, QueueAttributeName::RedrivePolicy, &redrive).await
+}
+
 /// The queue's ARN.
 pub async fn arn(t: &TestServer, url: &str) -> String {
     t.queue_attr(url, QueueAttributeName::QueueArn).await
@@ -322,18 +425,72 @@ pub fn policy(dlq_arn: &str, max: u32) -> String {
     format!(r#"{{"deadLetterTargetArn":"{dlq_arn}","maxReceiveCount":{max}}}"#)
 }
 
+/// A source queue and the dead-letter queue its RedrivePolicy names.
+#[derive(Debug)]
+pub struct DeadLetter {
+    /// The source queue's URL.
+    pub src: String,
+    /// The dead-letter queue's URL.
+    pub dlq: String,
+    /// The dead-letter queue's ARN.
+    pub dlq_arn: String,
+}
+
+impl TestServer {
+    /// Creates `name` with `attrs` and a RedrivePolicy that moves a message to `dlq_arn` on the
+    /// receive after its `max_receive_count`th; returns its URL.
+    pub async fn create_source_queue(
+        &self,
+        name: &str,
+        attrs: &[(QueueAttributeName, &str)],
+        dlq_arn: &str,
+        max_receive_count: u32,
+    ) -> String {
+        let redrive = policy(dlq_arn, max_receive_count);
+        let attrs: Vec<(QueueAttributeName, &str)> = attrs
+            .iter()
+            .cloned()
+            .chain([(QueueAttributeName::RedrivePolicy, redrive.as_str())])
+            .collect();
+        self.create_queue(name, &attrs).await
+    }
+
+    /// Creates the dead-letter queue `dlq` with `dlq_attrs`, then the source queue `src` with
+    /// `src_attrs` and a RedrivePolicy naming it with `max_receive_count` (a FIFO source needs a
+    /// FIFO dead-letter queue: give both FifoQueue).
+    pub async fn create_dead_letter_pair(
+        &self,
+        src: &str,
+        src_attrs: &[(QueueAttributeName, &str)],
+        dlq: &str,
+        dlq_attrs: &[(QueueAttributeName, &str)],
+        max_receive_count: u32,
+    ) -> DeadLetter {
+        let dlq = self.create_queue(dlq, dlq_attrs).await;
+        let dlq_arn = arn(self, &dlq).await;
+        let src = self
+            .create_source_queue(src, src_attrs, &dlq_arn, max_receive_count)
+            .await;
+        DeadLetter { src, dlq, dlq_arn }
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Messages.
 
 /// A short-poll receive with all system and message attributes.
 pub async fn receive_full(t: &TestServer, url: &str, max: i32) -> Vec<Message> {
-    t.client
-        .receive_message()
-        .queue_url(url)
-        .max_number_of_messages(max)
-        .wait_time_seconds(0)
-        .message_attribute_names("All")
-        .message_system_attribute_names(MessageSystemAttributeName::All)
+    messages(t.short_poll(url, max).message_attribute_names("All")).await
+}
+
+/// A short-poll receive with a per-receive visibility timeout and all system attributes.
+pub async fn receive_vis(t: &TestServer, url: &str, max: i32, visibility: i32) -> Vec<Message> {
+    messages(t.short_poll(url, max).visibility_timeout(visibility)).await
+}
+
+/// The messages `request` receives; panics when it fails.
+async fn messages(request: ReceiveMessageFluentBuilder) -> Vec<Message> {
+    request
         .send()
         .await
         .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))
@@ -343,13 +500,44 @@ pub async fn receive_full(t: &TestServer, url: &str, max: i32) -> Vec<Message> {
 
 /// Deletes one received message; panics on failure.
 pub async fn delete(t: &TestServer, url: &str, m: &Message) {
+    delete_handle(t, url, handle(m))
+        .await
+        .unwrap_or_else(|e| panic!("DeleteMessage {:?}: {e:?}", m.body()));
+}
+
+/// One DeleteMessage with a receipt handle, its result returned as is.
+pub async fn delete_handle(
+    t: &TestServer,
+    url: &str,
+    handle: &str,
+) -> Result<DeleteMessageOutput, SdkError<DeleteMessageError, HttpResponse>> {
     t.client
         .delete_message()
         .queue_url(url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
+        .receipt_handle(handle)
         .send()
         .await
-        .unwrap_or_else(|e| panic!("DeleteMessage {:?}: {e:?}", m.body()));
+}
+
+/// One ChangeMessageVisibility to `secs` seconds, its result returned as is.
+pub async fn change_visibility(
+    t: &TestServer,
+    url: &str,
+    handle: &str,
+    secs: i32,
+) -> Result<ChangeMessageVisibilityOutput, SdkError<ChangeMessageVisibilityError, HttpResponse>> {
+    t.client
+        .change_message_visibility()
+        .queue_url(url)
+        .receipt_handle(handle)
+        .visibility_timeout(secs)
+        .send()
+        .await
+}
+
+/// The receipt handle of a received message.
+pub fn handle(m: &Message) -> &str {
+    m.receipt_handle().expect("ReceiptHandle")
 }
 
 /// Deletes every message of `msgs`, one DeleteMessage each.

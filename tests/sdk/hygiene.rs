@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use super::harness::{TestServer, expect_error};
+use super::harness::{DeadLetter, TestServer, change_visibility, expect_error, handle};
 
 #[tokio::test]
 async fn tombstones_are_pruned_after_their_sixty_seconds() {
@@ -162,17 +162,13 @@ async fn deleted_and_purged_messages_stay_gone_across_restarts() {
 async fn a_moved_message_expires_behind_a_younger_one() {
     use aws_sdk_sqs::types::QueueAttributeName as A;
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue("retained-dlq", &[(A::MessageRetentionPeriod, "60")])
-        .await;
-    let dlq_arn = super::harness::arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
+    let DeadLetter { src, dlq, .. } = t
+        .create_dead_letter_pair(
             "retained-src",
-            &[
-                (A::VisibilityTimeout, "0"),
-                (A::RedrivePolicy, &super::harness::policy(&dlq_arn, 1)),
-            ],
+            &[(A::VisibilityTimeout, "0")],
+            "retained-dlq",
+            &[(A::MessageRetentionPeriod, "60")],
+            1,
         )
         .await;
     t.send(&src, "old").await;
@@ -206,32 +202,20 @@ async fn a_fifo_dead_letter_queue_counts_retention_from_the_move() {
     use aws_sdk_sqs::types::{MessageSystemAttributeName as S, QueueAttributeName as A};
     let t = TestServer::start().await;
     let fifo = (A::FifoQueue, "true");
-    let dlq = t
-        .create_queue(
-            "kept-dlq.fifo",
-            &[fifo.clone(), (A::MessageRetentionPeriod, "60")],
-        )
-        .await;
-    let dlq_arn = super::harness::arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
+    let DeadLetter { src, dlq, .. } = t
+        .create_dead_letter_pair(
             "kept-src.fifo",
             &[
-                fifo,
+                fifo.clone(),
                 (A::ContentBasedDeduplication, "true"),
                 (A::VisibilityTimeout, "0"),
-                (A::RedrivePolicy, &super::harness::policy(&dlq_arn, 1)),
             ],
+            "kept-dlq.fifo",
+            &[fifo, (A::MessageRetentionPeriod, "60")],
+            1,
         )
         .await;
-    t.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("old")
-        .message_group_id("g")
-        .send()
-        .await
-        .expect("SendMessage");
+    super::fifo::send_fifo(&t, &src, "old", "g", None).await;
     t.receive(&src, 1).await;
     t.advance_secs(90);
     let moved_at = super::harness::START_MS + 90_000;
@@ -249,12 +233,7 @@ async fn a_fifo_dead_letter_queue_counts_retention_from_the_move() {
         super::harness::sys(&m, &S::SentTimestamp),
         Some(moved_at.to_string().as_str())
     );
-    t.client
-        .change_message_visibility()
-        .queue_url(&dlq)
-        .receipt_handle(m.receipt_handle().expect("handle"))
-        .visibility_timeout(0)
-        .send()
+    change_visibility(&t, &dlq, handle(&m), 0)
         .await
         .expect("made visible again");
     t.advance_secs(59);

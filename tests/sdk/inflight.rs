@@ -4,15 +4,12 @@
 //! queue returns nothing more and no error, and looks for available groups only among its
 //! first `max_inflight` messages (§6.9).
 
-use std::sync::Arc;
-use std::time::Duration;
-
 use aws_sdk_sqs::types::QueueAttributeName;
-use localsqs::engine::{EngineOptions, ManualClock};
+use localsqs::engine::EngineOptions;
 
 use crate::fifo::{cbd_queue, send_fifo};
 use crate::harness::{
-    HANG_GUARD, START_MS, TestServer, bodies, client, delete, expect_error, only, wire_error,
+    TestServer, bodies, change_visibility, delete, expect_error, handle, only, wire_error,
 };
 
 /// AWS's OverLimit text [V, old: a raw AWS answer of 2014, line break included].
@@ -20,19 +17,7 @@ const TOO_MANY: &str = "Too many messages have been received without being delet
 
 /// A server that allows at most `limit` messages in flight per queue.
 async fn limited(limit: Option<usize>) -> TestServer {
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let server = localsqs::Server::builder()
-        .clock(clock.clone())
-        .max_inflight(limit)
-        .start()
-        .await
-        .expect("server starts");
-    let client = client(&server.endpoint());
-    TestServer {
-        server,
-        clock,
-        client,
-    }
+    TestServer::start_from(localsqs::Server::builder().max_inflight(limit)).await
 }
 
 #[test]
@@ -68,28 +53,12 @@ async fn standard_queue_over_the_limit() {
     );
 
     // A long poll does not fail: it waits, and a delete that makes room wakes it.
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let mut poll = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(poll_url)
-            .wait_time_seconds(20)
-            .send()
-            .await
-    });
-    assert!(
-        tokio::time::timeout(Duration::from_millis(200), &mut poll)
-            .await
-            .is_err(),
-        "the long poll waits at the limit"
-    );
+    let mut poll = t.long_poll(&url, 20);
+    poll.assert_parked("the long poll waits at the limit").await;
     delete(&t, &url, &third[0]).await;
-    let out = tokio::time::timeout(HANG_GUARD, poll)
-        .await
-        .expect("the delete wakes the long poll")
-        .expect("task")
-        .expect("no error for a long poll");
-    let m3 = only(out.messages.unwrap_or_default(), "m3");
+    let m3 = poll
+        .answer_message("the delete wakes the long poll, without an error")
+        .await;
     assert_eq!(m3.body(), Some("m3"));
 
     // ChangeMessageVisibility to 0 makes room too.
@@ -97,33 +66,17 @@ async fn standard_queue_over_the_limit() {
         over_limit(&t, &url).await,
         "at the limit again (m0, m1, m3 in flight)"
     );
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(m3.receipt_handle().expect("ReceiptHandle"))
-        .visibility_timeout(0)
-        .send()
+    change_visibility(&t, &url, handle(&m3), 0)
         .await
         .expect("ChangeMessageVisibility 0");
     assert_eq!(t.receive(&url, 10).await.len(), 1, "room for one");
 
     // A long poll at the limit whose wait runs out answers empty, without an error.
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let poll = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(poll_url)
-            .wait_time_seconds(5)
-            .send()
-            .await
-    });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut poll = t.long_poll(&url, 5);
+    poll.assert_parked("the long poll waits at the limit again")
+        .await;
     t.advance_secs(5);
-    let out = tokio::time::timeout(HANG_GUARD, poll)
-        .await
-        .expect("the wait ends")
-        .expect("task")
-        .expect("no error for a long poll");
+    let out = poll.answer("the wait ends, without an error").await;
     assert!(out.messages.is_none(), "{out:?}");
     t.shutdown().await;
 }

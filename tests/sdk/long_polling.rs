@@ -9,41 +9,18 @@ use std::time::Duration;
 
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use crate::harness::{HANG_GUARD, TestServer, only};
-
-/// How long a spawned long poll is given to prove that it is still waiting. A correct server
-/// never answers within it (its clock is frozen), so this cannot cause a false failure.
-const STILL_WAITING: Duration = Duration::from_millis(200);
+use crate::harness::{LongPoll, TestServer, only};
 
 /// 7a. A long poll parked on an empty queue returns the message that a later send delivers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_poll_is_woken_by_a_send() {
     let t = TestServer::start().await;
     let url = t.create_queue("long-poll", &[]).await;
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let mut receive = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(poll_url)
-            .wait_time_seconds(20)
-            .send()
-            .await
-    });
-    assert!(
-        tokio::time::timeout(STILL_WAITING, &mut receive)
-            .await
-            .is_err(),
-        "a long poll on an empty queue waits while the clock stands still"
-    );
+    let mut poll = t.long_poll(&url, 20);
+    poll.assert_parked("a long poll on an empty queue waits while the clock stands still")
+        .await;
     let id = t.send(&url, "wake up").await;
-    let out = tokio::time::timeout(HANG_GUARD, receive)
-        .await
-        .expect("the send wakes the long poll")
-        .expect("task")
-        .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected the sent message, got {:?}", out.messages());
-    };
+    let m = poll.answer_message("the send wakes the long poll").await;
     assert_eq!(m.message_id(), Some(id.as_str()));
     assert_eq!(m.body(), Some("wake up"));
     t.shutdown().await;
@@ -54,28 +31,16 @@ async fn long_poll_is_woken_by_a_send() {
 async fn long_poll_expires_with_the_clock() {
     let t = TestServer::start().await;
     let url = t.create_queue("long-poll-expiry", &[]).await;
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let mut receive = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(poll_url)
-            .wait_time_seconds(5)
-            .send()
-            .await
-    });
-    assert!(
-        tokio::time::timeout(STILL_WAITING, &mut receive)
-            .await
-            .is_err(),
-        "the poll waits while the clock stands still"
-    );
+    let mut poll = t.long_poll(&url, 5);
+    poll.assert_parked("the poll waits while the clock stands still")
+        .await;
     // Normally one step ends it. Should the request only now reach the server, its wait starts
     // from the moved clock, so keep stepping (each step is a full wait) until it answers.
     let mut result = None;
     for _ in 0..50 {
         t.advance_secs(5);
-        if let Ok(joined) = tokio::time::timeout(Duration::from_millis(500), &mut receive).await {
-            result = Some(joined.expect("task").expect("ReceiveMessage"));
+        result = poll.answer_within(Duration::from_millis(500)).await;
+        if result.is_some() {
             break;
         }
     }
@@ -99,30 +64,16 @@ async fn queue_wait_time_and_receive_visibility_override() {
             &[(QueueAttributeName::ReceiveMessageWaitTimeSeconds, "20")],
         )
         .await;
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let mut receive = tokio::spawn(async move {
-        client
+    let mut poll = LongPoll::spawn(
+        t.client
             .receive_message()
-            .queue_url(poll_url)
-            .visibility_timeout(5)
-            .send()
-            .await
-    });
-    assert!(
-        tokio::time::timeout(STILL_WAITING, &mut receive)
-            .await
-            .is_err(),
-        "the queue's wait time makes this a long poll"
+            .queue_url(&url)
+            .visibility_timeout(5),
     );
+    poll.assert_parked("the queue's wait time makes this a long poll")
+        .await;
     let id = t.send(&url, "queue wait").await;
-    let out = tokio::time::timeout(HANG_GUARD, receive)
-        .await
-        .expect("the send wakes the long poll")
-        .expect("task")
-        .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected the sent message, got {:?}", out.messages());
-    };
+    let m = poll.answer_message("the send wakes the long poll").await;
     assert_eq!(m.message_id(), Some(id.as_str()));
 
     // VisibilityTimeout 5 on that receive: back after 5 s, not 30.
@@ -144,27 +95,12 @@ async fn queue_wait_time_and_receive_visibility_override() {
 async fn shutdown_answers_parked_long_polls() {
     let t = TestServer::start().await;
     let url = t.create_queue("shutdown-poll", &[]).await;
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let mut receive = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(poll_url)
-            .wait_time_seconds(20)
-            .send()
-            .await
-    });
-    assert!(
-        tokio::time::timeout(STILL_WAITING, &mut receive)
-            .await
-            .is_err(),
-        "the poll is parked"
-    );
+    let mut poll = t.long_poll(&url, 20);
+    poll.assert_parked("the poll is parked").await;
     t.shutdown().await;
-    let out = tokio::time::timeout(HANG_GUARD, receive)
-        .await
-        .expect("shutdown ends the long poll")
-        .expect("task")
-        .expect("the parked poll gets an answer, not a broken connection");
+    let out = poll
+        .answer("shutdown answers the parked poll, not with a broken connection")
+        .await;
     assert!(out.messages().is_empty(), "{out:?}");
 }
 
@@ -182,30 +118,13 @@ async fn long_poll_is_woken_when_a_delay_ends() {
         .send()
         .await
         .expect("SendMessage");
-    let (client, poll_url) = (t.client.clone(), url.clone());
-    let mut receive = tokio::spawn(async move {
-        client
-            .receive_message()
-            .queue_url(poll_url)
-            .wait_time_seconds(20)
-            .send()
-            .await
-    });
-    assert!(
-        tokio::time::timeout(STILL_WAITING, &mut receive)
-            .await
-            .is_err(),
-        "the delayed message is not receivable yet"
-    );
+    let mut poll = t.long_poll(&url, 20);
+    poll.assert_parked("the delayed message is not receivable yet")
+        .await;
     t.advance_secs(10);
-    let out = tokio::time::timeout(HANG_GUARD, receive)
-        .await
-        .expect("the end of the delay wakes the long poll")
-        .expect("task")
-        .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected the delayed message, got {:?}", out.messages());
-    };
+    let m = poll
+        .answer_message("the end of the delay wakes the long poll")
+        .await;
     assert_eq!(m.message_id(), sent.message_id());
     t.shutdown().await;
 }

@@ -10,7 +10,8 @@ use aws_sdk_sqs::types::{
 };
 
 use crate::harness::{
-    START_MS, TestServer, binary_attr, md5_hex, md5_of_attributes, only, string_attr, wire_error,
+    START_MS, TestServer, binary_attr, delete, delete_handle, expect_error, handle, md5_hex,
+    md5_of_attributes, only, receive_vis, string_attr,
 };
 
 /// The attribute MD5 helper itself matches the vectors of §6.4, so the tests below that compare
@@ -97,9 +98,7 @@ async fn send_receive_delete_round_trip_with_attributes() {
         .send()
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     assert_eq!(m.message_id(), Some(message_id.as_str()));
     assert_eq!(m.body(), Some(body));
     assert_eq!(m.md5_of_body(), Some(md5_hex(body.as_bytes()).as_str()));
@@ -139,13 +138,7 @@ async fn send_receive_delete_round_trip_with_attributes() {
     );
     assert!(sys.contains_key(&MessageSystemAttributeName::SenderId));
 
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
-        .send()
-        .await
-        .expect("DeleteMessage");
+    delete(&t, &url, &m).await;
     assert_eq!(
         t.queue_attr(&url, QueueAttributeName::ApproximateNumberOfMessages)
             .await,
@@ -199,12 +192,7 @@ async fn receive_filters_message_attributes() {
             .send()
             .await
             .expect("ReceiveMessage");
-        let [m] = out.messages() else {
-            panic!(
-                "{selector:?}: expected one message, got {:?}",
-                out.messages()
-            );
-        };
+        let m = only(out.messages().to_vec(), &format!("selector {selector:?}"));
         let mut names: Vec<&str> = m
             .message_attributes()
             .map(|a| a.keys().map(String::as_str).collect())
@@ -255,9 +243,7 @@ async fn special_characters_round_trip_exactly() {
         .send()
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     assert_eq!(m.body().map(str::as_bytes), Some(body.as_bytes()));
     assert_eq!(m.md5_of_body(), Some(md5_hex(body.as_bytes()).as_str()));
     let note = &m.message_attributes().expect("MessageAttributes")["note"];
@@ -312,9 +298,7 @@ async fn aws_trace_header_system_attribute() {
     let out = receive(vec![MessageSystemAttributeName::AwsTraceHeader])
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     let sys = m.attributes().expect("AWSTraceHeader requested");
     assert_eq!(sys.len(), 1, "only what was asked for: {sys:?}");
     assert_eq!(
@@ -328,9 +312,7 @@ async fn aws_trace_header_system_attribute() {
     let out = receive(vec![MessageSystemAttributeName::All])
         .await
         .expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     let sys = m.attributes().expect("All requested");
     assert_eq!(
         sys.get(&MessageSystemAttributeName::AwsTraceHeader)
@@ -344,9 +326,7 @@ async fn aws_trace_header_system_attribute() {
     );
 
     let out = receive(vec![]).await.expect("ReceiveMessage");
-    let [m] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
+    let m = only(out.messages().to_vec(), "one message");
     assert!(m.attributes.is_none(), "no names, no Attributes: {m:?}");
     t.shutdown().await;
 }
@@ -373,13 +353,7 @@ async fn delay_seconds_queue_and_message() {
     assert_eq!(t.counts(&url).await, (1, 0, 0));
     let m = only(t.receive(&url, 10).await, "delay over");
     assert_eq!(m.body(), Some("queue delay"));
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
-        .send()
-        .await
-        .expect("DeleteMessage");
+    delete(&t, &url, &m).await;
 
     // A per-message value overrides it, both ways.
     for (delay, body) in [(0, "no delay"), (10, "ten seconds")] {
@@ -420,18 +394,7 @@ async fn retention_period_drops_messages_even_in_flight() {
         .await;
     t.send(&url, "in flight").await;
     t.send(&url, "waiting").await;
-    let out = t
-        .client
-        .receive_message()
-        .queue_url(&url)
-        .visibility_timeout(300)
-        .send()
-        .await
-        .expect("ReceiveMessage");
-    let [held] = out.messages() else {
-        panic!("expected one message, got {:?}", out.messages());
-    };
-    let rh = held.receipt_handle().expect("ReceiptHandle").to_owned();
+    let held = only(receive_vis(&t, &url, 1, 300).await, "one message");
     assert_eq!(t.counts(&url).await, (1, 1, 0));
 
     t.advance_secs(59);
@@ -445,11 +408,7 @@ async fn retention_period_drops_messages_even_in_flight() {
         "the in-flight one does not come back after its visibility timeout"
     );
     // Its handle is well-formed, so deleting it is a harmless success.
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(rh)
-        .send()
+    delete_handle(&t, &url, handle(&held))
         .await
         .expect("DeleteMessage of an expired message");
     t.shutdown().await;
@@ -488,16 +447,20 @@ async fn standard_queue_group_ids_attempt_ids_and_dedup_ids() {
             .map(String::as_str),
         Some("tenant-1")
     );
-    let err = t
+    let r = t
         .client
         .send_message()
         .queue_url(&url)
         .message_body("x")
         .message_deduplication_id("d1")
         .send()
-        .await
-        .expect_err("a dedup id is not valid for a standard queue");
-    let w = wire_error(&err);
-    assert_eq!(w.code.as_deref(), Some("InvalidParameterValue"), "{w:?}");
+        .await;
+    expect_error(
+        "a dedup id is not valid for a standard queue",
+        r,
+        400,
+        "InvalidParameterValue",
+        None,
+    );
     t.shutdown().await;
 }

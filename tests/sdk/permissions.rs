@@ -77,27 +77,23 @@ async fn add_permission_keeps_to_the_policy_quotas() {
     // Fewer, larger statements reach the byte quota first; the policy is left as it was.
     let big = t.create_queue("big", &[]).await;
     let mut added = 0;
-    let err = loop {
-        match add(&t, &big, &format!("b{added}"), 50, 7).await {
-            Ok(_) => added += 1,
-            Err(e) => break e,
+    let refused = loop {
+        let r = add(&t, &big, &format!("b{added}"), 50, 7).await;
+        if r.is_err() {
+            break r;
         }
+        added += 1;
     };
     assert!(
         (1..20).contains(&added),
         "{added} statements of 50 principals"
     );
-    let w = crate::harness::wire_error(&err);
-    assert_eq!(
-        (w.status, w.code.as_deref()),
-        (403, Some("OverLimit")),
-        "{w:?}"
-    );
+    let e = expect_error("the byte quota", refused, 403, "OverLimit", None);
     assert!(
-        w.message
-            .as_deref()
+        e.meta()
+            .message()
             .is_some_and(|m| m.ends_with("bytes, maximum allowed is 8192.")),
-        "{w:?}"
+        "{e:?}"
     );
     let policy = t
         .client
@@ -136,11 +132,7 @@ async fn a_policy_set_whole_is_at_most_8192_bytes() {
         ),
     );
     let res = t
-        .client
-        .create_queue()
-        .queue_name("born-big")
-        .attributes(QueueAttributeName::Policy, over)
-        .send()
+        .try_create_queue("born-big", &[(QueueAttributeName::Policy, &over)])
         .await;
     expect_error("at creation", res, 400, "InvalidAttributeValue", None);
     t.shutdown().await;

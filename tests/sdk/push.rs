@@ -13,10 +13,10 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 use localsqs::push::{PushTarget, RIE_PATH, TargetStatus};
 use serde_json::{Value, json};
 
+use super::fifo::{cbd_queue, send_fifo};
 use super::harness::{
-    START_MS, TestServer, arn, binary_attr, md5_hex, policy, receive_full, string_attr, sys,
+    DeadLetter, START_MS, TestServer, arn, binary_attr, md5_hex, receive_full, string_attr, sys,
 };
-use super::http::get;
 use handler::{Answer, Handler, eventually};
 
 /// The listing entry of target `id`.
@@ -125,16 +125,8 @@ async fn a_batch_arrives_as_lambdas_event_and_is_deleted_after_success() {
     let last = &s.stats.last_invocations[0];
     assert_eq!((last.at_ms, last.batch_size), (START_MS, 1));
     assert_eq!(last.outcome.as_str(), "success");
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_invocations_total{queue="orders"} 1"#),
-        "{}",
-        metrics.body
-    );
+    t.assert_metric(r#"localsqs_push_invocations_total{queue="orders"} 1"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -191,14 +183,8 @@ async fn a_failed_batch_comes_back_with_a_higher_receive_count() {
     wait_counts(&t, &url, (0, 0, 0)).await;
     let s = wait_invocations(&t, &id, 4).await;
     assert_eq!((s.stats.messages_failed, s.stats.messages_deleted), (6, 2));
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_failures_total{queue="jobs"} 3"#)
-    );
+    t.assert_metric(r#"localsqs_push_failures_total{queue="jobs"} 3"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -253,14 +239,8 @@ async fn batch_item_failures_keep_only_the_failed_messages() {
     }
     assert_eq!(receive_counts(&calls[2]), ["3"]);
     wait_counts(&t, &url, (0, 0, 0)).await;
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_item_failures_total{queue="items"} 1"#)
-    );
+    t.assert_metric(r#"localsqs_push_item_failures_total{queue="items"} 1"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -298,13 +278,8 @@ async fn a_handler_slower_than_the_visibility_timeout_fails_the_batch() {
 #[tokio::test]
 async fn poison_messages_move_to_the_dead_letter_queue() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("poison-dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let url = t
-        .create_queue(
-            "poison",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 2))],
-        )
+    let DeadLetter { src: url, dlq, .. } = t
+        .create_dead_letter_pair("poison", &[], "poison-dlq", &[], 2)
         .await;
     let h = Handler::start(|_, _| Answer::Status(500, String::new())).await;
     let id = t
@@ -370,14 +345,8 @@ async fn a_filter_deletes_what_does_not_match_without_invoking() {
     assert_eq!(delivered, [r#"{"kind":"order","n":7}"#]);
     // Only matching records were ever sent: nothing else reached the handler.
     assert_eq!(s.stats.invocations, 1);
-    let metrics = get(t.server.local_addr(), "/metrics", &[])
-        .await
-        .expect("metrics");
-    assert!(
-        metrics
-            .body
-            .contains(r#"localsqs_push_messages_filtered_total{queue="filtered"} 3"#)
-    );
+    t.assert_metric(r#"localsqs_push_messages_filtered_total{queue="filtered"} 3"#)
+        .await;
     t.shutdown().await;
 }
 
@@ -415,29 +384,14 @@ async fn the_batching_window_holds_a_batch_until_it_closes_on_the_servers_clock(
 #[tokio::test]
 async fn fifo_groups_keep_their_order_and_are_never_in_two_batches_at_once() {
     let t = TestServer::start().await;
-    let url = t
-        .create_queue(
-            "ordered.fifo",
-            &[
-                (QueueAttributeName::FifoQueue, "true"),
-                (QueueAttributeName::ContentBasedDeduplication, "true"),
-            ],
-        )
-        .await;
+    let url = cbd_queue(&t, "ordered.fifo", &[]).await;
     let groups = [("g1", 7), ("g2", 5), ("g3", 4)];
     let mut sent: Vec<(String, String)> = Vec::new();
     for i in 0..7 {
         for (g, n) in groups {
             if i < n {
                 let body = format!("{g}-{i}");
-                t.client
-                    .send_message()
-                    .queue_url(&url)
-                    .message_group_id(g)
-                    .message_body(&body)
-                    .send()
-                    .await
-                    .expect("sent");
+                send_fifo(&t, &url, &body, g, None).await;
                 sent.push((g.to_owned(), body));
             }
         }

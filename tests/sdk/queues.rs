@@ -8,32 +8,29 @@ use std::sync::Arc;
 use aws_sdk_sqs::operation::create_queue::CreateQueueError;
 use aws_sdk_sqs::operation::get_queue_url::GetQueueUrlError;
 use aws_sdk_sqs::operation::send_message::SendMessageError;
-use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
+use aws_sdk_sqs::types::QueueAttributeName;
 use localsqs::engine::ManualClock;
 
-use crate::harness::{START_MS, TestServer, only, wire_error};
+use crate::harness::{
+    START_MS, TestServer, delete, delete_handle, expect_error, only, receive_count, set_attr,
+};
 
 /// 2. A missing queue gives the typed QueueDoesNotExist (needs `x-amzn-query-error`, §5.2).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn missing_queue_is_typed_queue_does_not_exist() {
     let t = TestServer::start().await;
-    let err = t
+    let r = t
         .client
         .get_queue_url()
         .queue_name("no-such-queue")
         .send()
-        .await
-        .expect_err("GetQueueUrl of a missing queue fails");
-    let w = wire_error(&err);
-    assert_eq!(w.status, 400);
-    assert_eq!(
-        w.message.as_deref(),
-        Some("The specified queue does not exist.")
-    );
-    let e = err.into_service_error();
-    assert_eq!(
-        e.meta().code(),
-        Some("AWS.SimpleQueueService.NonExistentQueue")
+        .await;
+    let e = expect_error(
+        "GetQueueUrl of a missing queue fails",
+        r,
+        400,
+        "AWS.SimpleQueueService.NonExistentQueue",
+        Some("The specified queue does not exist."),
     );
     assert!(
         matches!(e, GetQueueUrlError::QueueDoesNotExist(_)),
@@ -48,34 +45,27 @@ async fn missing_queue_is_typed_queue_does_not_exist() {
         .send()
         .await
         .expect("DeleteQueue");
-    let err = t
+    let gone = "AWS.SimpleQueueService.NonExistentQueue";
+    let r = t
         .client
         .send_message()
         .queue_url(&url)
         .message_body("after delete")
         .send()
-        .await
-        .expect_err("SendMessage to a deleted queue fails");
-    let e = err.into_service_error();
-    assert_eq!(
-        e.meta().code(),
-        Some("AWS.SimpleQueueService.NonExistentQueue")
-    );
+        .await;
+    let e = expect_error("SendMessage to a deleted queue fails", r, 400, gone, None);
     assert!(
         matches!(e, SendMessageError::QueueDoesNotExist(_)),
         "expected the typed QueueDoesNotExist, got {e:?}"
     );
-    let err = t
+    let r = t
         .client
         .get_queue_url()
         .queue_name("short-lived")
         .send()
-        .await
-        .expect_err("the deleted queue has no URL");
-    assert!(matches!(
-        err.into_service_error(),
-        GetQueueUrlError::QueueDoesNotExist(_)
-    ));
+        .await;
+    let e = expect_error("the deleted queue has no URL", r, 400, gone, None);
+    assert!(matches!(e, GetQueueUrlError::QueueDoesNotExist(_)));
     t.shutdown().await;
 }
 
@@ -102,50 +92,35 @@ async fn create_queue_idempotency_and_queue_name_exists() {
         .expect("GetQueueUrl");
     assert_eq!(got.queue_url(), Some(url.as_str()));
 
-    let err = t
-        .client
-        .create_queue()
-        .queue_name("idem")
-        .attributes(QueueAttributeName::VisibilityTimeout, "61")
-        .send()
-        .await
-        .expect_err("a different attribute value conflicts");
-    let w = wire_error(&err);
-    assert_eq!(w.status, 400);
-    assert_eq!(w.code.as_deref(), Some("QueueAlreadyExists"));
-    assert_eq!(
-        w.message.as_deref(),
+    let r = t.try_create_queue("idem", &vt("61")).await;
+    let e = expect_error(
+        "a different attribute value conflicts",
+        r,
+        400,
+        "QueueAlreadyExists",
         Some(
-            "A queue already exists with the same name and a different value for attribute VisibilityTimeout"
-        )
+            "A queue already exists with the same name and a different value for attribute VisibilityTimeout",
+        ),
     );
-    let e = err.into_service_error();
     assert!(
         matches!(e, CreateQueueError::QueueNameExists(_)),
         "expected the typed QueueNameExists, got {e:?}"
     );
 
     // The comparison is against the current value, including changes made later.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::VisibilityTimeout, "61")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::VisibilityTimeout, "61")
         .await
         .expect("SetQueueAttributes");
     assert_eq!(t.create_queue("idem", &vt("61")).await, url);
-    let err = t
-        .client
-        .create_queue()
-        .queue_name("idem")
-        .attributes(QueueAttributeName::VisibilityTimeout, "60")
-        .send()
-        .await
-        .expect_err("the old value now conflicts");
-    assert!(matches!(
-        err.into_service_error(),
-        CreateQueueError::QueueNameExists(_)
-    ));
+    let r = t.try_create_queue("idem", &vt("60")).await;
+    let e = expect_error(
+        "the old value now conflicts",
+        r,
+        400,
+        "QueueAlreadyExists",
+        None,
+    );
+    assert!(matches!(e, CreateQueueError::QueueNameExists(_)));
     t.shutdown().await;
 }
 
@@ -339,19 +314,8 @@ async fn durable_state_survives_restart() {
         "the two messages that were not in flight"
     );
     for m in &got {
-        let sys = m.attributes().expect("system attributes");
-        assert_eq!(
-            sys.get(&MessageSystemAttributeName::ApproximateReceiveCount)
-                .map(String::as_str),
-            Some("1")
-        );
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
-            .send()
-            .await
-            .expect("DeleteMessage");
+        assert_eq!(receive_count(m), "1");
+        delete(&t, &url, m).await;
     }
     assert_eq!(t.counts(&url).await, (0, 1, 0));
 
@@ -364,18 +328,12 @@ async fn durable_state_survives_restart() {
     let back = only(t.receive(&url, 10).await, "visible again");
     assert_eq!(back.message_id(), Some(held_id.as_str()));
     assert_eq!(
-        back.attributes()
-            .and_then(|a| a.get(&MessageSystemAttributeName::ApproximateReceiveCount))
-            .map(String::as_str),
-        Some("2"),
+        receive_count(&back),
+        "2",
         "the receive count survives the restart"
     );
     // A handle issued before the restart still deletes the message (standard queue).
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(&held_rh)
-        .send()
+    delete_handle(&t, &url, &held_rh)
         .await
         .expect("DeleteMessage with the pre-restart handle");
     assert_eq!(t.counts(&url).await, (0, 0, 0));
@@ -400,7 +358,7 @@ async fn the_queue_count_is_bounded() {
     let create = |name: &'static str| client.create_queue().queue_name(name).send();
     let a = create("a").await.expect("first").queue_url.expect("url");
     create("b").await.expect("second");
-    crate::harness::expect_error(
+    expect_error(
         "a third queue",
         create("c").await,
         403,

@@ -6,9 +6,11 @@ use std::collections::{HashMap, HashSet};
 
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 
+use crate::fifo::fifo_queue;
 use crate::harness::{
-    START_MS, TestServer, all_attributes, arn, binary_attr, expect_error, md5_of_attributes, only,
-    policy, receive_count, receive_full, set_attr, string_attr, sys,
+    DeadLetter, START_MS, TestServer, all_attributes, arn, binary_attr, expect_error,
+    md5_of_attributes, only, policy, receive_count, receive_full, set_attr, set_redrive,
+    string_attr, sys,
 };
 
 /// RedrivePolicy validation and normalisation (§5.5, §6.1, §6.10).
@@ -32,13 +34,7 @@ async fn redrive_policy_validation() {
     for n in [0, 1001] {
         expect_error(
             &format!("maxReceiveCount {n}"),
-            set_attr(
-                &t,
-                &src,
-                QueueAttributeName::RedrivePolicy,
-                &policy(&dlq_arn, n),
-            )
-            .await,
+            set_redrive(&t, &src, &dlq_arn, n).await,
             400,
             "InvalidParameterValue",
             None,
@@ -50,13 +46,7 @@ async fn redrive_policy_validation() {
     );
     expect_error(
         "RedrivePolicy naming a queue that does not exist",
-        set_attr(
-            &t,
-            &src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&missing_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &src, &missing_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
@@ -70,12 +60,13 @@ async fn redrive_policy_validation() {
 
     // A FIFO source cannot use a standard dead-letter queue.
     let r = t
-        .client
-        .create_queue()
-        .queue_name("src.fifo")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .attributes(QueueAttributeName::RedrivePolicy, policy(&dlq_arn, 3))
-        .send()
+        .try_create_queue(
+            "src.fifo",
+            &[
+                (QueueAttributeName::FifoQueue, "true"),
+                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3)),
+            ],
+        )
         .await;
     expect_error(
         "FIFO source with a standard DLQ (CreateQueue)",
@@ -84,49 +75,28 @@ async fn redrive_policy_validation() {
         "InvalidParameterValue",
         None,
     );
-    let fifo_src = t
-        .create_queue("src2.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo_src = fifo_queue(&t, "src2.fifo", &[]).await;
     expect_error(
         "FIFO source with a standard DLQ (SetQueueAttributes)",
-        set_attr(
-            &t,
-            &fifo_src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &fifo_src, &dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
     );
 
     // Nor can a standard source use a FIFO dead-letter queue.
-    let fifo_dlq = t
-        .create_queue("dlq.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo_dlq = fifo_queue(&t, "dlq.fifo", &[]).await;
     let fifo_dlq_arn = arn(&t, &fifo_dlq).await;
     expect_error(
         "standard source with a FIFO DLQ",
-        set_attr(
-            &t,
-            &src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&fifo_dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &src, &fifo_dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
     );
-    set_attr(
-        &t,
-        &fifo_src,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&fifo_dlq_arn, 3),
-    )
-    .await
-    .expect("FIFO source with a FIFO DLQ");
+    set_redrive(&t, &fifo_src, &fifo_dlq_arn, 3)
+        .await
+        .expect("FIFO source with a FIFO DLQ");
 
     // maxReceiveCount as a string is accepted; the policy reads back normalised.
     set_attr(
@@ -174,12 +144,7 @@ async fn redrive_policy_validation() {
     assert!(sources.queue_urls().is_empty(), "{sources:?}");
 
     // CreateQueue with a policy, minimum count.
-    let created = t
-        .create_queue(
-            "src3",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 1))],
-        )
-        .await;
+    let created = t.create_source_queue("src3", &[], &dlq_arn, 1).await;
     assert_eq!(
         t.queue_attr(&created, QueueAttributeName::RedrivePolicy)
             .await,
@@ -194,15 +159,13 @@ async fn redrive_policy_validation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standard_poison_message_moves_after_max_receive_count() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
+    let DeadLetter { src, dlq, .. } = t
+        .create_dead_letter_pair(
             "src",
-            &[
-                (QueueAttributeName::VisibilityTimeout, "0"),
-                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3)),
-            ],
+            &[(QueueAttributeName::VisibilityTimeout, "0")],
+            "dlq",
+            &[],
+            3,
         )
         .await;
     let src_arn = arn(&t, &src).await;
@@ -280,20 +243,14 @@ async fn standard_poison_message_moves_after_max_receive_count() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifo_poison_message_moves_and_frees_its_group() {
     let t = TestServer::start().await;
-    let dlq = t
-        .create_queue("dlq.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
-            "src.fifo",
-            &[
-                (QueueAttributeName::FifoQueue, "true"),
-                (QueueAttributeName::ContentBasedDeduplication, "true"),
-                (QueueAttributeName::VisibilityTimeout, "30"),
-                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3)),
-            ],
-        )
+    let fifo = (QueueAttributeName::FifoQueue, "true");
+    let src_attrs = [
+        fifo.clone(),
+        (QueueAttributeName::ContentBasedDeduplication, "true"),
+        (QueueAttributeName::VisibilityTimeout, "30"),
+    ];
+    let DeadLetter { src, dlq, .. } = t
+        .create_dead_letter_pair("src.fifo", &src_attrs, "dlq.fifo", &[fifo], 3)
         .await;
     let src_arn = arn(&t, &src).await;
     let mut ids = HashMap::new();
@@ -385,23 +342,16 @@ async fn redrive_allow_policy() {
 
     expect_error(
         "denyAll",
-        set_attr(
-            &t,
-            &src,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &src, &dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
     );
     let r = t
-        .client
-        .create_queue()
-        .queue_name("created")
-        .attributes(QueueAttributeName::RedrivePolicy, policy(&dlq_arn, 3))
-        .send()
+        .try_create_queue(
+            "created",
+            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3))],
+        )
         .await;
     expect_error(
         "denyAll (CreateQueue)",
@@ -424,23 +374,12 @@ async fn redrive_allow_policy() {
         stored,
         serde_json::from_str::<serde_json::Value>(&by_queue).expect("JSON")
     );
-    set_attr(
-        &t,
-        &src,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&dlq_arn, 3),
-    )
-    .await
-    .expect("a listed source may use the DLQ");
+    set_redrive(&t, &src, &dlq_arn, 3)
+        .await
+        .expect("a listed source may use the DLQ");
     expect_error(
         "byQueue, source not listed",
-        set_attr(
-            &t,
-            &other,
-            QueueAttributeName::RedrivePolicy,
-            &policy(&dlq_arn, 3),
-        )
-        .await,
+        set_redrive(&t, &other, &dlq_arn, 3).await,
         400,
         "InvalidParameterValue",
         None,
@@ -454,14 +393,9 @@ async fn redrive_allow_policy() {
     )
     .await
     .expect("allowAll");
-    set_attr(
-        &t,
-        &other,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&dlq_arn, 3),
-    )
-    .await
-    .expect("allowAll lets any source use the DLQ");
+    set_redrive(&t, &other, &dlq_arn, 3)
+        .await
+        .expect("allowAll lets any source use the DLQ");
 
     expect_error(
         "unknown redrivePermission",
@@ -515,19 +449,11 @@ async fn list_dead_letter_source_queues() {
     let mut expected = HashSet::new();
     for i in 0..5 {
         let url = t
-            .create_queue(
-                &format!("source-{i}"),
-                &[(QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 3))],
-            )
+            .create_source_queue(&format!("source-{i}"), &[], &dlq_arn, 3)
             .await;
         expected.insert(url);
     }
-    let elsewhere = t
-        .create_queue(
-            "elsewhere",
-            &[(QueueAttributeName::RedrivePolicy, &policy(&dlq2_arn, 3))],
-        )
-        .await;
+    let elsewhere = t.create_source_queue("elsewhere", &[], &dlq2_arn, 3).await;
     let plain = t.create_queue("plain", &[]).await;
 
     let all = t

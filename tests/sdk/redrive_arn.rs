@@ -3,7 +3,10 @@
 
 use aws_sdk_sqs::types::QueueAttributeName;
 
-use crate::harness::{TestServer, all_attributes, arn, expect_error, policy, set_attr};
+use crate::fifo::fifo_queue;
+use crate::harness::{
+    TestServer, all_attributes, arn, expect_error, policy, set_attr, set_redrive,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dead_letter_target_must_be_an_arn() {
@@ -27,11 +30,7 @@ async fn dead_letter_target_must_be_an_arn() {
             Some(&refused(&p)),
         );
         let r = t
-            .client
-            .create_queue()
-            .queue_name("other")
-            .attributes(QueueAttributeName::RedrivePolicy, &p)
-            .send()
+            .try_create_queue("other", &[(QueueAttributeName::RedrivePolicy, &p)])
             .await;
         expect_error(
             &format!("CreateQueue with deadLetterTargetArn {target}"),
@@ -42,9 +41,7 @@ async fn dead_letter_target_must_be_an_arn() {
         );
     }
     // The same on a FIFO source, where a lookup would have found a type mismatch.
-    let fifo = t
-        .create_queue("src.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let fifo = fifo_queue(&t, "src.fifo", &[]).await;
     let p = r#"{"deadLetterTargetArn":"dlq","maxReceiveCount":3}"#;
     expect_error(
         "FIFO source, target by name",
@@ -61,18 +58,16 @@ async fn dead_letter_target_must_be_an_arn() {
     );
     // A well-formed ARN naming no queue goes on to the lookup.
     let missing = policy("arn:aws:sqs:us-east-1:000000000000:nope", 3);
-    let r = set_attr(&t, &src, QueueAttributeName::RedrivePolicy, &missing).await;
-    let e = r.expect_err("no such queue");
-    let w = crate::harness::wire_error(&e);
-    assert_eq!(w.code.as_deref(), Some("InvalidParameterValue"), "{w:?}");
-    assert_ne!(w.message.as_deref(), Some(refused(&missing).as_str()));
-    set_attr(
-        &t,
-        &src,
-        QueueAttributeName::RedrivePolicy,
-        &policy(&arn(&t, &dlq).await, 3),
-    )
-    .await
-    .expect("the ARN is accepted");
+    let e = expect_error(
+        "no such queue",
+        set_attr(&t, &src, QueueAttributeName::RedrivePolicy, &missing).await,
+        400,
+        "InvalidParameterValue",
+        None,
+    );
+    assert_ne!(e.meta().message(), Some(refused(&missing).as_str()));
+    set_redrive(&t, &src, &arn(&t, &dlq).await, 3)
+        .await
+        .expect("the ARN is accepted");
     t.shutdown().await;
 }

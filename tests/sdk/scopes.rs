@@ -7,29 +7,11 @@ use std::sync::Arc;
 use aws_sdk_sqs::types::QueueAttributeName;
 use localsqs::engine::ManualClock;
 
-use super::harness::{START_MS, bodies, expect_error};
+use super::harness::{START_MS, bodies, client_config, create_queue_on, expect_error};
 
 /// A client signing for `region` with access key `key`.
 fn client_as(endpoint: &str, region: &str, key: &str) -> aws_sdk_sqs::Client {
-    let conf = aws_sdk_sqs::Config::builder()
-        .endpoint_url(endpoint)
-        .region(aws_sdk_sqs::config::Region::new(region.to_owned()))
-        .credentials_provider(aws_credential_types::Credentials::new(
-            key, "secret", None, None, "static",
-        ))
-        .behavior_version(aws_sdk_sqs::config::BehaviorVersion::latest())
-        .build();
-    aws_sdk_sqs::Client::from_conf(conf)
-}
-
-async fn create(sqs: &aws_sdk_sqs::Client, name: &str) -> String {
-    sqs.create_queue()
-        .queue_name(name)
-        .send()
-        .await
-        .expect("creates")
-        .queue_url
-        .unwrap_or_default()
+    aws_sdk_sqs::Client::from_conf(client_config(endpoint, region, key, "secret").build())
 }
 
 async fn arn(sqs: &aws_sdk_sqs::Client, url: &str) -> String {
@@ -60,8 +42,8 @@ async fn the_same_name_in_two_regions_is_two_queues() {
     let server = localsqs::Server::builder().start().await.expect("starts");
     let us = client_as(&server.endpoint(), "us-east-1", "test");
     let eu = client_as(&server.endpoint(), "eu-west-1", "test");
-    let us_url = create(&us, "orders").await;
-    let eu_url = create(&eu, "orders").await;
+    let us_url = create_queue_on(&us, "orders").await;
+    let eu_url = create_queue_on(&eu, "orders").await;
     assert_eq!(
         us_url, eu_url,
         "queue URLs carry no region; the signature does"
@@ -97,7 +79,7 @@ async fn the_same_name_in_two_regions_is_two_queues() {
         .await
         .expect("receives");
     assert_eq!(bodies(got.messages()), ["in us"]);
-    create(&eu, "only-in-eu").await;
+    create_queue_on(&eu, "only-in-eu").await;
     assert_eq!(names(&us).await, ["orders"]);
     let mut eu_names = names(&eu).await;
     eu_names.sort();
@@ -110,8 +92,8 @@ async fn a_twelve_digit_access_key_is_the_account() {
     let server = localsqs::Server::builder().start().await.expect("starts");
     let a = client_as(&server.endpoint(), "us-east-1", "111111111111");
     let b = client_as(&server.endpoint(), "us-east-1", "222222222222");
-    let a_url = create(&a, "shared-name").await;
-    let b_url = create(&b, "shared-name").await;
+    let a_url = create_queue_on(&a, "shared-name").await;
+    let b_url = create_queue_on(&b, "shared-name").await;
     assert!(a_url.ends_with("/111111111111/shared-name"), "{a_url}");
     assert!(b_url.ends_with("/222222222222/shared-name"), "{b_url}");
     assert_eq!(
@@ -162,7 +144,7 @@ async fn redrive_and_move_tasks_stay_within_a_region() {
     let server = localsqs::Server::builder().start().await.expect("starts");
     let us = client_as(&server.endpoint(), "us-east-1", "test");
     let eu = client_as(&server.endpoint(), "eu-west-1", "test");
-    let us_dlq = create(&us, "dlq").await;
+    let us_dlq = create_queue_on(&us, "dlq").await;
     let us_dlq_arn = arn(&us, &us_dlq).await;
     let policy = format!(r#"{{"deadLetterTargetArn":"{us_dlq_arn}","maxReceiveCount":"3"}}"#);
     let res = eu
@@ -178,7 +160,7 @@ async fn redrive_and_move_tasks_stay_within_a_region() {
         "InvalidParameterValue",
         None,
     );
-    let eu_src = create(&eu, "other").await;
+    let eu_src = create_queue_on(&eu, "other").await;
     let eu_src_arn = arn(&eu, &eu_src).await;
     let res = us
         .start_message_move_task()
@@ -206,7 +188,7 @@ async fn durable_mode_keeps_every_region_and_account() {
     };
     let server = start().await;
     let eu = client_as(&server.endpoint(), "eu-west-1", "111111111111");
-    let url = create(&eu, "kept").await;
+    let url = create_queue_on(&eu, "kept").await;
     eu.send_message()
         .queue_url(&url)
         .message_body("durable")

@@ -8,7 +8,7 @@ use super::harness::{TestServer, expect_error};
 #[tokio::test]
 async fn moto_texts_for_uncaptured_cases() {
     let t = TestServer::start().await;
-    let res = t.client.create_queue().queue_name("").send().await;
+    let res = t.try_create_queue("", &[]).await;
     expect_error(
         "empty queue name",
         res,

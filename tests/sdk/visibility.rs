@@ -4,7 +4,10 @@
 
 use aws_sdk_sqs::types::MessageSystemAttributeName;
 
-use crate::harness::{START_MS, TestServer, only, wire_error};
+use crate::harness::{
+    START_MS, TestServer, change_visibility, delete_handle, expect_error, handle, only,
+    receive_count, sys,
+};
 
 /// 5. Visibility timeout: invisible while in flight, back after 30 s with a new handle and a
 /// higher receive count; stale handles still delete on standard queues; deletes repeat (§6.8).
@@ -14,7 +17,7 @@ async fn visibility_timeout_redelivery_and_stale_handles() {
     let url = t.create_queue("visibility", &[]).await;
     t.send(&url, "once").await;
     let first = only(t.receive(&url, 10).await, "one message");
-    let first_rh = first.receipt_handle().expect("ReceiptHandle").to_owned();
+    let first_rh = handle(&first).to_owned();
     assert!(
         t.receive(&url, 10).await.is_empty(),
         "in flight means invisible"
@@ -31,36 +34,25 @@ async fn visibility_timeout_redelivery_and_stale_handles() {
     let second = only(t.receive(&url, 10).await, "redelivered");
     assert_eq!(second.message_id(), first.message_id());
     assert_eq!(second.body(), Some("once"));
-    let sys = second.attributes().expect("system attributes");
+    assert_eq!(receive_count(&second), "2");
     assert_eq!(
-        sys.get(&MessageSystemAttributeName::ApproximateReceiveCount)
-            .map(String::as_str),
-        Some("2")
-    );
-    assert_eq!(
-        sys.get(&MessageSystemAttributeName::ApproximateFirstReceiveTimestamp)
-            .map(String::as_str),
+        sys(
+            &second,
+            &MessageSystemAttributeName::ApproximateFirstReceiveTimestamp
+        ),
         Some(START_MS.to_string().as_str()),
         "the first receive time does not move"
     );
-    let second_rh = second.receipt_handle().expect("ReceiptHandle");
+    let second_rh = handle(&second);
     assert_ne!(second_rh, first_rh, "each receive issues a new handle");
 
     // The older handle still deletes the message on a standard queue.
     for _ in 0..2 {
-        t.client
-            .delete_message()
-            .queue_url(&url)
-            .receipt_handle(&first_rh)
-            .send()
+        delete_handle(&t, &url, &first_rh)
             .await
             .expect("DeleteMessage with the stale handle (twice)");
     }
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(second_rh)
-        .send()
+    delete_handle(&t, &url, second_rh)
         .await
         .expect("DeleteMessage of an already deleted message succeeds");
     assert_eq!(t.counts(&url).await, (0, 0, 0));
@@ -77,28 +69,18 @@ async fn change_message_visibility() {
     let url = t.create_queue("change-vis", &[]).await;
     t.send(&url, "cmv").await;
     let m = only(t.receive(&url, 1).await, "one message");
-    let rh = m.receipt_handle().expect("ReceiptHandle").to_owned();
+    let rh = handle(&m).to_owned();
     assert!(t.receive(&url, 1).await.is_empty());
 
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh)
-        .visibility_timeout(0)
-        .send()
+    change_visibility(&t, &url, &rh, 0)
         .await
         .expect("ChangeMessageVisibility 0");
     let again = only(t.receive(&url, 1).await, "visible at once");
     assert_eq!(again.message_id(), m.message_id());
-    let rh2 = again.receipt_handle().expect("ReceiptHandle").to_owned();
+    let rh2 = handle(&again).to_owned();
 
     // Extending works too: 100 s from now, so 31 s later it is still hidden.
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh2)
-        .visibility_timeout(100)
-        .send()
+    change_visibility(&t, &url, &rh2, 100)
         .await
         .expect("ChangeMessageVisibility 100");
     t.advance_secs(31);
@@ -107,30 +89,15 @@ async fn change_message_visibility() {
         "extended timeout holds"
     );
 
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(&rh2)
-        .send()
-        .await
-        .expect("DeleteMessage");
-    let err = t
-        .client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh2)
-        .visibility_timeout(10)
-        .send()
-        .await
-        .expect_err("the message is gone");
-    let w = wire_error(&err);
-    assert_eq!(w.status, 400);
-    assert_eq!(w.code.as_deref(), Some("InvalidParameterValue"));
-    assert_eq!(
-        w.message,
-        Some(format!(
+    delete_handle(&t, &url, &rh2).await.expect("DeleteMessage");
+    expect_error(
+        "the message is gone",
+        change_visibility(&t, &url, &rh2, 10).await,
+        400,
+        "InvalidParameterValue",
+        Some(&format!(
             "Value {rh2} for parameter ReceiptHandle is invalid. Reason: Message does not exist or is not available for visibility timeout change."
-        ))
+        )),
     );
     t.shutdown().await;
 }

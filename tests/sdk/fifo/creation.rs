@@ -3,7 +3,9 @@
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 
 use super::{cbd_queue, entry, fifo_queue, send_fifo};
-use crate::harness::{TestServer, all_attributes, bodies, delete, expect_error, only, sys};
+use crate::harness::{
+    TestServer, all_attributes, bodies, delete, expect_error, only, set_attr, sys,
+};
 
 /// docs/protocol.md §5.5: FIFO send without MessageGroupId.
 const NO_GROUP: &str = "The request must contain the parameter MessageGroupId.";
@@ -17,11 +19,7 @@ const NO_DEDUP: &str = "The queue should either have ContentBasedDeduplication e
 async fn creation_rules_and_default_attributes() {
     let t = TestServer::start().await;
     let r = t
-        .client
-        .create_queue()
-        .queue_name("no-suffix")
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
+        .try_create_queue("no-suffix", &[(QueueAttributeName::FifoQueue, "true")])
         .await;
     expect_error(
         "FifoQueue=true on a name without .fifo",
@@ -30,12 +28,7 @@ async fn creation_rules_and_default_attributes() {
         "InvalidParameterValue",
         None,
     );
-    let r = t
-        .client
-        .create_queue()
-        .queue_name("suffix-only.fifo")
-        .send()
-        .await;
+    let r = t.try_create_queue("suffix-only.fifo", &[]).await;
     expect_error(
         "a .fifo name without FifoQueue=true",
         r,
@@ -44,11 +37,7 @@ async fn creation_rules_and_default_attributes() {
         None,
     );
     let r = t
-        .client
-        .create_queue()
-        .queue_name("standard")
-        .attributes(QueueAttributeName::FifoQueue, "false")
-        .send()
+        .try_create_queue("standard", &[(QueueAttributeName::FifoQueue, "false")])
         .await;
     expect_error(
         "FifoQueue=false on a standard queue",
@@ -92,13 +81,7 @@ async fn creation_rules_and_default_attributes() {
         "{attrs:?}"
     );
 
-    let r = t
-        .client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::FifoQueue, "false")
-        .send()
-        .await;
+    let r = set_attr(&t, &url, QueueAttributeName::FifoQueue, "false").await;
     expect_error(
         "SetQueueAttributes FifoQueue=false on a FIFO queue",
         r,
@@ -108,11 +91,7 @@ async fn creation_rules_and_default_attributes() {
             "Invalid value for the parameter FifoQueue. Reason: Modifying queue type is not supported.",
         ),
     );
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::FifoQueue, "true")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::FifoQueue, "true")
         .await
         .expect("FifoQueue=true on a FIFO queue is accepted");
     assert_eq!(
@@ -318,20 +297,12 @@ async fn delays_on_fifo_queues() {
     delete(&t, &url, &m).await;
 
     // A queue delay change applies to messages already queued.
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DelaySeconds, "60")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::DelaySeconds, "60")
         .await
         .expect("DelaySeconds=60");
     send_fifo(&t, &url, "late", "g", None).await;
     assert!(t.receive(&url, 10).await.is_empty());
-    t.client
-        .set_queue_attributes()
-        .queue_url(&url)
-        .attributes(QueueAttributeName::DelaySeconds, "0")
-        .send()
+    set_attr(&t, &url, QueueAttributeName::DelaySeconds, "0")
         .await
         .expect("DelaySeconds=0");
     let m = only(

@@ -7,7 +7,7 @@ use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 
 use super::{cbd_queue, fifo_queue, send_fifo, sequence, sha256_hex};
 use crate::harness::{
-    TestServer, bodies, delete, md5_hex, md5_of_attributes, only, string_attr, sys,
+    TestServer, bodies, delete, md5_hex, md5_of_attributes, only, set_attr, string_attr, sys,
 };
 
 /// An explicit deduplication id: the duplicate is accepted, returns the original MessageId and
@@ -267,13 +267,14 @@ async fn deduplication_scope_is_fixed_at_creation() {
     let t = TestServer::start().await;
 
     let was_queue = fifo_queue(&t, "was-queue.fifo", &[]).await;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&was_queue)
-        .attributes(QueueAttributeName::DeduplicationScope, "messageGroup")
-        .send()
-        .await
-        .expect("SetQueueAttributes DeduplicationScope=messageGroup");
+    set_attr(
+        &t,
+        &was_queue,
+        QueueAttributeName::DeduplicationScope,
+        "messageGroup",
+    )
+    .await
+    .expect("SetQueueAttributes DeduplicationScope=messageGroup");
     assert_eq!(
         t.queue_attr(&was_queue, QueueAttributeName::DeduplicationScope)
             .await,
@@ -294,13 +295,14 @@ async fn deduplication_scope_is_fixed_at_creation() {
         &[(QueueAttributeName::DeduplicationScope, "messageGroup")],
     )
     .await;
-    t.client
-        .set_queue_attributes()
-        .queue_url(&was_group)
-        .attributes(QueueAttributeName::DeduplicationScope, "queue")
-        .send()
-        .await
-        .expect("SetQueueAttributes DeduplicationScope=queue");
+    set_attr(
+        &t,
+        &was_group,
+        QueueAttributeName::DeduplicationScope,
+        "queue",
+    )
+    .await
+    .expect("SetQueueAttributes DeduplicationScope=queue");
     assert_eq!(
         t.queue_attr(&was_group, QueueAttributeName::DeduplicationScope)
             .await,

@@ -14,9 +14,7 @@ mod ordering;
 mod scheduling;
 
 use aws_sdk_sqs::operation::send_message::SendMessageOutput;
-use aws_sdk_sqs::types::{
-    Message, MessageSystemAttributeName, QueueAttributeName, SendMessageBatchRequestEntry,
-};
+use aws_sdk_sqs::types::{QueueAttributeName, SendMessageBatchRequestEntry};
 use sha2::{Digest, Sha256};
 
 use crate::harness::TestServer;
@@ -72,22 +70,6 @@ pub fn entry(
         .set_message_deduplication_id(dedup.map(str::to_owned))
         .build()
         .expect("batch entry builds")
-}
-
-/// A short-poll receive with a per-receive visibility timeout and all system attributes.
-pub async fn receive_vis(t: &TestServer, url: &str, max: i32, visibility: i32) -> Vec<Message> {
-    t.client
-        .receive_message()
-        .queue_url(url)
-        .max_number_of_messages(max)
-        .visibility_timeout(visibility)
-        .wait_time_seconds(0)
-        .message_system_attribute_names(MessageSystemAttributeName::All)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("ReceiveMessage: {e:?}"))
-        .messages
-        .unwrap_or_default()
 }
 
 pub fn sha256_hex(s: &str) -> String {

@@ -6,8 +6,11 @@ use std::collections::HashMap;
 
 use aws_sdk_sqs::types::{Message, MessageSystemAttributeName, QueueAttributeName};
 
-use super::{cbd_queue, entry, fifo_queue, receive_vis, send_fifo, sequence};
-use crate::harness::{TestServer, bodies, delete, expect_error, md5_hex, only, receive_count, sys};
+use super::{cbd_queue, entry, fifo_queue, send_fifo, sequence};
+use crate::harness::{
+    TestServer, bodies, change_visibility, delete, delete_handle, expect_error, handle, md5_hex,
+    only, receive_count, receive_vis, sys,
+};
 
 /// SequenceNumbers: 20 digits, above u64::MAX, strictly increasing in send order, and the same
 /// on receive (§4).
@@ -155,12 +158,7 @@ async fn change_visibility_to_zero_frees_the_group() {
         t.receive(&url, 10).await.is_empty(),
         "still blocked: the receive asked for 600 s"
     );
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(x1.receipt_handle().expect("ReceiptHandle"))
-        .visibility_timeout(0)
-        .send()
+    change_visibility(&t, &url, handle(&x1), 0)
         .await
         .expect("ChangeMessageVisibility 0");
     let got = t.receive(&url, 10).await;
@@ -261,36 +259,21 @@ async fn expired_receipt_handles_are_rejected() {
     .await;
     send_fifo(&t, &url, "m", "g", None).await;
     let m = only(t.receive(&url, 1).await, "first receive");
-    let rh = m.receipt_handle().expect("ReceiptHandle").to_owned();
+    let rh = handle(&m).to_owned();
     t.advance_secs(31);
     let expired = format!(
         "Value {rh} for parameter ReceiptHandle is invalid. Reason: The receipt handle has expired."
     );
-    let r = t
-        .client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(&rh)
-        .send()
-        .await;
     expect_error(
         "DeleteMessage with an expired handle",
-        r,
+        delete_handle(&t, &url, &rh).await,
         400,
         "InvalidParameterValue",
         Some(&expired),
     );
-    let r = t
-        .client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh)
-        .visibility_timeout(10)
-        .send()
-        .await;
     expect_error(
         "ChangeMessageVisibility with an expired handle",
-        r,
+        change_visibility(&t, &url, &rh, 10).await,
         400,
         "InvalidParameterValue",
         Some(&expired),
@@ -299,14 +282,9 @@ async fn expired_receipt_handles_are_rejected() {
     let again = only(t.receive(&url, 1).await, "the message was not deleted");
     assert_eq!(again.message_id(), m.message_id());
     assert_eq!(receive_count(&again), "2");
-    let rh2 = again.receipt_handle().expect("ReceiptHandle").to_owned();
+    let rh2 = handle(&again).to_owned();
     t.advance_secs(20);
-    t.client
-        .change_message_visibility()
-        .queue_url(&url)
-        .receipt_handle(&rh2)
-        .visibility_timeout(60)
-        .send()
+    change_visibility(&t, &url, &rh2, 60)
         .await
         .expect("extend the visibility before it expires");
     t.advance_secs(30);
@@ -314,11 +292,7 @@ async fn expired_receipt_handles_are_rejected() {
         t.receive(&url, 1).await.is_empty(),
         "50 s after the receive, still in flight thanks to the extension"
     );
-    t.client
-        .delete_message()
-        .queue_url(&url)
-        .receipt_handle(&rh2)
-        .send()
+    delete_handle(&t, &url, &rh2)
         .await
         .expect("the extended handle is still valid");
     assert_eq!(t.counts(&url).await, (0, 0, 0));

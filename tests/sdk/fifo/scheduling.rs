@@ -9,24 +9,15 @@ use aws_sdk_sqs::types::{
     QueueAttributeName,
 };
 
-use super::{cbd_queue, receive_vis, send_fifo};
-use crate::harness::{TestServer, bodies, delete, only, receive_count};
+use super::{cbd_queue, send_fifo};
+use crate::harness::{
+    TestServer, bodies, change_visibility, delete, handle, only, receive_count, receive_vis,
+};
 
 async fn send_all(t: &TestServer, url: &str, msgs: &[(&str, &str)]) {
     for (body, group) in msgs {
         send_fifo(t, url, body, group, None).await;
     }
-}
-
-async fn change_visibility(t: &TestServer, url: &str, m: &Message, timeout: i32) {
-    t.client
-        .change_message_visibility()
-        .queue_url(url)
-        .receipt_handle(m.receipt_handle().expect("ReceiptHandle"))
-        .visibility_timeout(timeout)
-        .send()
-        .await
-        .unwrap_or_else(|e| panic!("ChangeMessageVisibility {:?}: {e:?}", m.body()));
 }
 
 /// The example of the issue: one receive of 3 with VisibilityTimeout=0 serves g1 (both of its
@@ -73,14 +64,18 @@ async fn only_the_head_decides_whether_a_group_is_available() {
     assert_eq!(bodies(&all), ["a1", "a2", "a3"]);
 
     // a2 visible again, behind the in-flight head a1: not returned.
-    change_visibility(&t, &url, &all[1], 0).await;
+    change_visibility(&t, &url, handle(&all[1]), 0)
+        .await
+        .expect("ChangeMessageVisibility");
     assert!(
         t.receive(&url, 10).await.is_empty(),
         "a2 waits behind a1, which is in flight"
     );
 
     // a1 visible again while a3 is still in flight: the run a1, a2 stops at a3.
-    change_visibility(&t, &url, &all[0], 0).await;
+    change_visibility(&t, &url, handle(&all[0]), 0)
+        .await
+        .expect("ChangeMessageVisibility");
     let again = t.receive(&url, 10).await;
     assert_eq!(bodies(&again), ["a1", "a2"]);
     assert_eq!(receive_count(&again[0]), "2");
@@ -239,7 +234,9 @@ async fn two_in_flight(t: &TestServer, name: &str) -> (String, Vec<Message>) {
 async fn a_visible_follower_waits_while_the_head_is_in_flight() {
     let t = TestServer::start().await;
     let (url, msgs) = two_in_flight(&t, "follower.fifo").await;
-    change_visibility(&t, &url, &msgs[0], 2).await;
+    change_visibility(&t, &url, handle(&msgs[0]), 2)
+        .await
+        .expect("ChangeMessageVisibility");
     t.advance_secs(1);
     assert!(
         t.receive(&url, 10).await.is_empty(),
@@ -256,7 +253,9 @@ async fn a_visible_follower_waits_while_the_head_is_in_flight() {
 async fn a_follower_turning_visible_behind_a_received_head_waits() {
     let t = TestServer::start().await;
     let (url, msgs) = two_in_flight(&t, "behind.fifo").await;
-    change_visibility(&t, &url, &msgs[1], 2).await;
+    change_visibility(&t, &url, handle(&msgs[1]), 2)
+        .await
+        .expect("ChangeMessageVisibility");
     t.advance_secs(1);
     assert_eq!(bodies(&t.receive(&url, 10).await), ["m1"], "the head again");
     t.advance_secs(1);

@@ -4,17 +4,15 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
-use super::{latest_task, list_tasks, poison, quick_source, start_task};
-use crate::harness::{TestServer, arn, expect_error};
+use super::{latest_task, list_tasks, poison, quick_pair, start_task};
+use crate::harness::{DeadLetter, TestServer, arn, expect_error};
 
 /// StartMessageMoveTask errors, the TaskHandle format, and one active task per source (§4,
 /// §5.5, §6.11).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn move_task_errors_and_handle_format() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq_arn, .. } = quick_pair(&t, "src", "dlq").await;
     let plain = t.create_queue("plain", &[]).await;
     let plain_arn = arn(&t, &plain).await;
     poison(&t, &src, &["m1", "m2", "m3"]).await;

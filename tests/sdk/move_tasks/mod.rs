@@ -18,7 +18,7 @@ use aws_sdk_sqs::types::{
     ListMessageMoveTasksResultEntry, MessageAttributeValue, QueueAttributeName,
 };
 
-use crate::harness::{TestServer, binary_attr, only, policy, string_attr};
+use crate::harness::{DeadLetter, TestServer, binary_attr, only, string_attr};
 
 /// How long a background move task is given to catch up before a test gives up (hang guard
 /// only; never asserted as a duration).
@@ -26,17 +26,18 @@ const CATCH_UP: Duration = Duration::from_secs(5);
 /// The pause between two polls of a background task.
 const POLL: Duration = Duration::from_millis(5);
 
-/// A source queue feeding `dlq_arn` that poisons quickly: VisibilityTimeout 0 and
-/// maxReceiveCount 1 (one receive returns a message, the next moves it).
+/// The attributes of a source queue that poisons quickly, with maxReceiveCount 1: one receive
+/// returns a message, the next moves it.
+const QUICK: &[(QueueAttributeName, &str)] = &[(QueueAttributeName::VisibilityTimeout, "0")];
+
+/// A quick source queue `name` feeding `dlq_arn`.
 pub async fn quick_source(t: &TestServer, name: &str, dlq_arn: &str) -> String {
-    t.create_queue(
-        name,
-        &[
-            (QueueAttributeName::VisibilityTimeout, "0"),
-            (QueueAttributeName::RedrivePolicy, &policy(dlq_arn, 1)),
-        ],
-    )
-    .await
+    t.create_source_queue(name, QUICK, dlq_arn, 1).await
+}
+
+/// The dead-letter queue `dlq` and a quick source `src` feeding it.
+pub async fn quick_pair(t: &TestServer, src: &str, dlq: &str) -> DeadLetter {
+    t.create_dead_letter_pair(src, QUICK, dlq, &[], 1).await
 }
 
 /// The attributes every poisoned message carries.

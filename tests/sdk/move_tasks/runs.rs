@@ -8,12 +8,12 @@ use aws_sdk_sqs::types::Message;
 use localsqs::engine::ManualClock;
 
 use super::{
-    assert_settled, latest_task, list_tasks, poison, poison_attrs, quick_source, start_task,
-    wait_moved, wait_status,
+    assert_settled, latest_task, list_tasks, poison, poison_attrs, quick_pair, quick_source,
+    start_task, wait_moved, wait_status,
 };
 use crate::harness::{
-    START_MS, TestServer, arn, delete_all, md5_of_attributes, receive_count, receive_full,
-    sorted_bodies,
+    DeadLetter, START_MS, TestServer, arn, delete_all, md5_of_attributes, receive_count,
+    receive_full, sorted_bodies,
 };
 
 /// Without DestinationArn, messages go back to their original queues with a fresh receive
@@ -22,9 +22,11 @@ use crate::harness::{
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redrive_back_to_the_source_queues() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let s1 = quick_source(&t, "s1", &dlq_arn).await;
+    let DeadLetter {
+        src: s1,
+        dlq,
+        dlq_arn,
+    } = quick_pair(&t, "s1", "dlq").await;
     let s2 = quick_source(&t, "s2", &dlq_arn).await;
     let ids1 = poison(&t, &s1, &["a1", "a2", "a3"]).await;
     let ids2 = poison(&t, &s2, &["b1", "b2"]).await;
@@ -124,9 +126,7 @@ async fn redrive_back_to_the_source_queues() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redrive_to_a_named_destination() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq, dlq_arn } = quick_pair(&t, "src", "dlq").await;
     let dest = t.create_queue("dest", &[]).await;
     let dest_arn = arn(&t, &dest).await;
     let ids = poison(&t, &src, &["m1", "m2", "m3"]).await;
@@ -160,9 +160,7 @@ async fn redrive_to_a_named_destination() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_midway() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq, dlq_arn } = quick_pair(&t, "src", "dlq").await;
     let bodies: Vec<String> = (0..10).map(|i| format!("m{i}")).collect();
     let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
     poison(&t, &src, &refs).await;
@@ -200,9 +198,7 @@ async fn rate_limit_is_honoured() {
     const RATE: i64 = 5;
     const TOTAL: i64 = 20;
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq, dlq_arn } = quick_pair(&t, "src", "dlq").await;
     let bodies: Vec<String> = (0..TOTAL).map(|i| format!("m{i}")).collect();
     let refs: Vec<&str> = bodies.iter().map(String::as_str).collect();
     poison(&t, &src, &refs).await;
@@ -249,9 +245,7 @@ async fn rate_limit_is_honoured() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn destination_deleted_mid_run_fails_the_task() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq, dlq_arn } = quick_pair(&t, "src", "dlq").await;
     let dest = t.create_queue("dest", &[]).await;
     let dest_arn = arn(&t, &dest).await;
     poison(&t, &src, &["m1", "m2", "m3", "m4", "m5"]).await;
@@ -283,9 +277,7 @@ async fn running_task_survives_a_restart() {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(ManualClock::new(START_MS));
     let t = TestServer::start_with(clock.clone(), Some(dir.path())).await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq_arn, .. } = quick_pair(&t, "src", "dlq").await;
     let ids = poison(&t, &src, &["m1", "m2", "m3", "m4", "m5", "m6"]).await;
     let handle = start_task(&t, &dlq_arn, None, Some(2)).await;
     wait_moved(&t, &dlq_arn, 2).await;
@@ -339,9 +331,7 @@ async fn a_source_keeps_its_ten_newest_tasks() {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(ManualClock::new(START_MS));
     let t = TestServer::start_with(clock.clone(), Some(dir.path())).await;
-    let dlq = t.create_queue("dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = quick_source(&t, "src", &dlq_arn).await;
+    let DeadLetter { src, dlq, dlq_arn } = quick_pair(&t, "src", "dlq").await;
     let mut rates = Vec::new();
     for rate in 1..=14 {
         poison(&t, &src, &[&format!("m{rate}")]).await;

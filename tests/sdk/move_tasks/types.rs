@@ -4,18 +4,15 @@
 
 use aws_sdk_sqs::types::{MessageSystemAttributeName, QueueAttributeName};
 
-use super::{quick_source, start_task, wait_status};
-use crate::harness::{TestServer, arn, bodies, expect_error, policy, sys};
+use super::{quick_pair, start_task, wait_status};
+use crate::fifo::{fifo_queue, send_fifo};
+use crate::harness::{DeadLetter, TestServer, arn, bodies, expect_error, sys};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn standard_to_fifo_is_refused() {
     let t = TestServer::start().await;
-    let dlq = t.create_queue("std-dlq", &[]).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    quick_source(&t, "std-src", &dlq_arn).await;
-    let fifo = t
-        .create_queue("dest.fifo", &[(QueueAttributeName::FifoQueue, "true")])
-        .await;
+    let DeadLetter { dlq_arn, .. } = quick_pair(&t, "std-src", "std-dlq").await;
+    let fifo = fifo_queue(&t, "dest.fifo", &[]).await;
     let fifo_arn = arn(&t, &fifo).await;
     let res = t
         .client
@@ -35,27 +32,15 @@ async fn fifo_to_standard_drops_fifo_only_attributes() {
         (QueueAttributeName::FifoQueue, "true"),
         (QueueAttributeName::ContentBasedDeduplication, "true"),
     ];
-    let dlq = t.create_queue("dlq.fifo", &fifo).await;
-    let dlq_arn = arn(&t, &dlq).await;
-    let src = t
-        .create_queue(
-            "src.fifo",
-            &[
-                fifo[0].clone(),
-                fifo[1].clone(),
-                (QueueAttributeName::VisibilityTimeout, "0"),
-                (QueueAttributeName::RedrivePolicy, &policy(&dlq_arn, 1)),
-            ],
-        )
+    let quick = [
+        fifo[0].clone(),
+        fifo[1].clone(),
+        (QueueAttributeName::VisibilityTimeout, "0"),
+    ];
+    let DeadLetter { src, dlq, dlq_arn } = t
+        .create_dead_letter_pair("src.fifo", &quick, "dlq.fifo", &fifo, 1)
         .await;
-    t.client
-        .send_message()
-        .queue_url(&src)
-        .message_body("poison")
-        .message_group_id("g")
-        .send()
-        .await
-        .expect("sends");
+    send_fifo(&t, &src, "poison", "g", None).await;
     for _ in 0..4 {
         t.receive(&src, 10).await;
     }

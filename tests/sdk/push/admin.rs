@@ -1,13 +1,10 @@
 //! Push targets over `/_localsqs/push`, from the builder and the config file, and across a
 //! reset.
 
-use std::sync::Arc;
-
-use localsqs::engine::ManualClock;
 use localsqs::push::PushTarget;
 use serde_json::{Value, json};
 
-use super::super::harness::{START_MS, TestServer, client};
+use super::super::harness::{START_MS, TestServer};
 use super::super::http::{exchange, get};
 use super::handler::{Answer, Handler};
 use super::{wait_counts, wait_invocations};
@@ -137,19 +134,12 @@ async fn reset_restores_the_builders_and_the_config_files_targets() {
         h.url()
     );
     std::fs::write(&path, config).expect("written");
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let server = localsqs::Server::builder()
-        .clock(clock.clone())
-        .config_file(&path)
-        .push(PushTarget::http("later", &h.url()))
-        .start()
-        .await
-        .expect("starts");
-    let t = TestServer {
-        client: client(&server.endpoint()),
-        server,
-        clock,
-    };
+    let t = TestServer::start_from(
+        localsqs::Server::builder()
+            .config_file(&path)
+            .push(PushTarget::http("later", &h.url())),
+    )
+    .await;
     t.create_queue("other", &[]).await;
     t.server
         .push_targets()

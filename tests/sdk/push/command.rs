@@ -2,13 +2,11 @@
 //! output as the answer.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use localsqs::engine::ManualClock;
 use localsqs::push::PushTarget;
 use serde_json::Value;
 
-use super::super::harness::{START_MS, TestServer, client};
+use super::super::harness::TestServer;
 use super::handler::eventually;
 use super::{wait_counts, wait_invocations};
 
@@ -108,18 +106,7 @@ async fn the_config_file_declares_a_command_target() {
     );
     let path = dir.path().join("push.toml");
     std::fs::write(&path, config).expect("written");
-    let clock = Arc::new(ManualClock::new(START_MS));
-    let server = localsqs::Server::builder()
-        .clock(clock.clone())
-        .config_file(&path)
-        .start()
-        .await
-        .expect("starts");
-    let t = TestServer {
-        client: client(&server.endpoint()),
-        server,
-        clock,
-    };
+    let t = TestServer::start_from(localsqs::Server::builder().config_file(&path)).await;
     let listed = t.server.push_targets().list();
     assert_eq!(listed[0].target.queue, "cfg");
     assert_eq!(listed[0].target.batch_size, 5);
