@@ -1,8 +1,10 @@
-//! Command layer: value types shared by several actions (message attributes, request context).
+//! Command layer: value types shared by several actions (message attributes, request context,
+//! the account and region a request acts in).
 //!
 //! Imports neither `wire` nor `engine`.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 /// One message attribute value as sent or returned (`MessageAttributeValue` in the model).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +52,36 @@ pub type MessageAttributes = BTreeMap<String, MessageAttributeValue>;
 
 /// An ordered list of string pairs (queue attributes, tags), kept in request order.
 pub type Pairs = Vec<(String, String)>;
+
+/// An account and a region: where a queue lives. Queues are keyed by (account, region, name):
+/// `q` in us-east-1 and `q` in eu-west-1 are two queues (docs/protocol.md §1.1, G-24).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scope {
+    /// 12-digit account id.
+    pub account: String,
+    /// Region name, e.g. `us-east-1`.
+    pub region: String,
+}
+
+impl fmt::Display for Scope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.region, self.account)
+    }
+}
+
+impl Scope {
+    /// The ARN of queue `name` in this scope.
+    #[must_use]
+    pub fn arn(&self, name: &str) -> String {
+        format!("arn:aws:sqs:{}:{}:{name}", self.region, self.account)
+    }
+}
+
+/// Whether `s` looks like an account id: 12 ASCII digits.
+#[must_use]
+pub fn is_account_id(s: &str) -> bool {
+    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
+}
 
 /// What the engine needs to know about the request besides the command itself.
 #[derive(Debug, Clone, Default)]

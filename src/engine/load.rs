@@ -4,7 +4,7 @@
 use super::EngineOptions;
 use super::queue_state::Queue;
 use super::registry::Registry;
-use super::scope::Scope;
+use crate::command::Scope;
 use super::store::{Loaded, Row, StoreError};
 use super::task::Task;
 

@@ -48,7 +48,7 @@ pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
 pub use disk::DiskFaults;
 use queue_state::Queue;
 use registry::Registry;
-pub use scope::Scope;
+pub use crate::command::{Scope, is_account_id};
 use store::{Commit, Store, StoreError};
 use writer::Reload;
 
@@ -331,7 +331,7 @@ impl Engine {
         let account = ctx
             .access_key
             .as_deref()
-            .filter(|k| scope::is_account_id(k) && *k != default.account);
+            .filter(|k| crate::command::is_account_id(k) && *k != default.account);
         let region = ctx.region.as_deref().filter(|r| *r != default.region);
         if account.is_none() && region.is_none() {
             return Arc::clone(default);
@@ -349,7 +349,7 @@ impl Engine {
             account: ctx
                 .access_key
                 .as_deref()
-                .filter(|k| scope::is_account_id(k))
+                .filter(|k| crate::command::is_account_id(k))
                 .unwrap_or(&cfg.account_id)
                 .to_owned(),
             region: ctx.region.clone().unwrap_or_else(|| cfg.region.clone()),

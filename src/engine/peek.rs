@@ -50,7 +50,7 @@ pub struct QueueCounts {
     /// Queue name.
     pub name: String,
     /// The queue's account and region.
-    pub scope: super::Scope,
+    pub scope: crate::command::Scope,
     /// Receivable now.
     pub visible: usize,
     /// In flight.

@@ -15,7 +15,7 @@ use super::index::{Head, MessageIndex, Msg, Phase};
 use super::packed::PackedRecord;
 use super::receipt::fingerprint;
 use super::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
-use super::scope::Scope;
+use crate::command::Scope;
 use super::store::Op;
 use crate::command::Message;
 use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};

@@ -51,8 +51,8 @@ pub(crate) struct ScopeRecord {
     pub region: String,
 }
 
-impl From<super::scope::Scope> for ScopeRecord {
-    fn from(s: super::scope::Scope) -> Self {
+impl From<crate::command::Scope> for ScopeRecord {
+    fn from(s: crate::command::Scope) -> Self {
         Self {
             account: s.account,
             region: s.region,
@@ -60,7 +60,7 @@ impl From<super::scope::Scope> for ScopeRecord {
     }
 }
 
-impl From<ScopeRecord> for super::scope::Scope {
+impl From<ScopeRecord> for crate::command::Scope {
     fn from(s: ScopeRecord) -> Self {
         Self {
             account: s.account,

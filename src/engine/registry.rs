@@ -10,7 +10,7 @@ use foldhash::HashMap;
 use super::cache::BodyCache;
 use super::packed::PackedRecord;
 use super::queue_state::Queue;
-use super::scope::Scope;
+use crate::command::Scope;
 use super::task::Task;
 
 /// All queues, tombstones and move tasks.

@@ -11,31 +11,9 @@
 //! resolve a `QueueUrl` read it without each growing a parameter; background work (move tasks,
 //! the sweeper) addresses queues by id or by ARN and never needs it.
 
-use std::fmt;
 use std::sync::Arc;
 
-/// An account and a region.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Scope {
-    /// 12-digit account id.
-    pub account: String,
-    /// Region name, e.g. `us-east-1`.
-    pub region: String,
-}
-
-impl fmt::Display for Scope {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.region, self.account)
-    }
-}
-
-impl Scope {
-    /// The ARN of queue `name` in this scope.
-    #[must_use]
-    pub fn arn(&self, name: &str) -> String {
-        format!("arn:aws:sqs:{}:{}:{name}", self.region, self.account)
-    }
-}
+use crate::command::Scope;
 
 tokio::task_local! {
     /// The scope of the request being executed (shared: most requests use the configured one).
@@ -55,12 +33,6 @@ pub(super) fn within_sync<R>(scope: Arc<Scope>, f: impl FnOnce() -> R) -> R {
 /// The current request's scope, if one is set.
 pub(super) fn current() -> Option<Arc<Scope>> {
     REQUEST_SCOPE.try_with(Arc::clone).ok()
-}
-
-/// Whether `s` looks like an account id: 12 ASCII digits.
-#[must_use]
-pub fn is_account_id(s: &str) -> bool {
-    s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// What a `QueueUrl` names: a queue name, and the account and region when the URL carries them.
@@ -157,6 +129,7 @@ pub(super) fn parse_arn(arn: &str) -> Option<(Scope, &str)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::command::is_account_id;
 
     fn parts(url: &str) -> Option<(Option<&str>, Option<&str>, &str)> {
         parse_url(url).map(|p| (p.account, p.region, p.name))

@@ -23,12 +23,12 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::command::is_account_id;
 use crate::command::{
     Command, CreateQueue, GetQueueAttributes, RedrivePolicy, Reply, RequestContext,
     SetQueueAttributes, TagQueue,
 };
 use crate::engine::Engine;
-use crate::engine::scope::is_account_id;
 
 /// What a `--config` file declares.
 #[derive(Debug, Clone, Default, Deserialize)]
