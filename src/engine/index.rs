@@ -20,9 +20,9 @@ mod window;
 
 use std::collections::BTreeSet;
 
-use super::packed::PackedRecord;
 use super::receipt::fingerprint;
-use super::record::{MessageRecord, StateRecord};
+use super::store::packed::PackedRecord;
+use super::store::record::{MessageRecord, StateRecord};
 use groups::Groups;
 pub(super) use msg::Msg;
 use seqmap::SeqMap;

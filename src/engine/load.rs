@@ -4,9 +4,9 @@
 use super::EngineOptions;
 use super::queue_state::Queue;
 use super::registry::Registry;
-use crate::command::Scope;
-use super::store::{Loaded, Row, StoreError};
+use super::store::handle::{Loaded, Row, StoreError};
 use super::task::Task;
+use crate::command::Scope;
 
 /// A registry filled by `load`, which streams rows into the sink it is given and returns the
 /// small tables; `now` is the clock's time (epoch ms).

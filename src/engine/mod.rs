@@ -10,10 +10,8 @@
 //! background (`store.rs`; the on-disk records are in `record.rs` and docs/storage.md).
 
 mod batch;
-mod cache;
 pub mod clock;
 mod cold;
-mod disk;
 mod fifo;
 mod index;
 mod load;
@@ -21,21 +19,17 @@ mod message;
 mod metadata;
 pub mod metrics;
 mod movetask;
-mod packed;
 pub mod peek;
 mod poll;
 mod prepare;
 mod queue;
 mod queue_state;
 mod receipt;
-mod record;
 mod redrive;
 mod registry;
-mod scan;
 pub mod scope;
-pub mod store;
+mod store;
 mod task;
-mod writer;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -44,13 +38,14 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use crate::command::{Command, Reply, RequestContext};
 use crate::error::{SqsError, SqsResult};
 
+pub use crate::command::{Scope, is_account_id};
 pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
-pub use disk::DiskFaults;
 use queue_state::Queue;
 use registry::Registry;
-pub use crate::command::{Scope, is_account_id};
-use store::{Commit, Store, StoreError};
-use writer::Reload;
+pub use store::disk::DiskFaults;
+pub use store::handle::StoreError;
+use store::handle::{Commit, Store};
+use store::writer::Reload;
 
 /// Settings the engine needs.
 #[derive(Debug, Clone)]
@@ -198,7 +193,8 @@ impl Engine {
     /// holds (called on the writer thread once the store has recovered).
     fn reload_from(&self, db: &redb::Database) -> Result<(), StoreError> {
         let now = self.now();
-        let fresh = load::registry_from(&self.inner.cfg, now, |sink| store::load(db, sink))?;
+        let fresh =
+            load::registry_from(&self.inner.cfg, now, |sink| store::handle::load(db, sink))?;
         let running: Vec<String> = fresh
             .tasks()
             .iter()
@@ -293,7 +289,7 @@ impl Engine {
         }
         // A tombstone only serves the 60-second re-create rule (§6.13).
         for arn in reg.prune_tombstones(now.saturating_sub(queue::COOLOFF_MS)) {
-            ops.push(store::Op::DeleteTombstone(arn));
+            ops.push(store::handle::Op::DeleteTombstone(arn));
         }
         if !ops.is_empty() {
             // Nothing waits on this commit; it only reclaims space.

@@ -13,9 +13,9 @@ use serde_json::json;
 
 use super::Engine;
 use super::queue_state::Queue;
-use super::record::StateRecord;
 use super::registry::Registry;
-use super::store::Op;
+use super::store::handle::Op;
+use super::store::record::StateRecord;
 use super::task::{Task, TaskStatus};
 use crate::command::{
     CancelMessageMoveTask, CancelMessageMoveTaskResult, ListMessageMoveTasks,

@@ -12,12 +12,12 @@ use tokio::sync::Notify;
 
 use super::fifo::{self, FifoState};
 use super::index::{Head, MessageIndex, Msg, Phase};
-use super::packed::PackedRecord;
 use super::receipt::fingerprint;
-use super::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
-use crate::command::Scope;
-use super::store::Op;
+use super::store::handle::Op;
+use super::store::packed::PackedRecord;
+use super::store::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
 use crate::command::Message;
+use crate::command::Scope;
 use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
 
 /// What parked long polls depend on, noted before a change ([`Queue::watch`]) and compared

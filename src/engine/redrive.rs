@@ -9,9 +9,9 @@
 use super::Engine;
 
 use super::queue_state::Queue;
-use super::record::{MessageRecord, StateRecord};
 use super::registry::Registry;
-use super::store::Op;
+use super::store::handle::Op;
+use super::store::record::{MessageRecord, StateRecord};
 use crate::command::attributes::Setting;
 use crate::command::{
     ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RedrivePolicy, RequestContext,

@@ -7,11 +7,11 @@
 
 use foldhash::HashMap;
 
-use super::cache::BodyCache;
-use super::packed::PackedRecord;
 use super::queue_state::Queue;
-use crate::command::Scope;
+use super::store::cache::BodyCache;
+use super::store::packed::PackedRecord;
 use super::task::Task;
+use crate::command::Scope;
 
 /// All queues, tombstones and move tasks.
 #[derive(Debug)]

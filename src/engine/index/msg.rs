@@ -9,8 +9,8 @@
 
 use std::sync::Arc;
 
-use super::super::packed::PackedRecord;
-use super::super::record::StateRecord;
+use super::super::store::packed::PackedRecord;
+use super::super::store::record::StateRecord;
 use super::Phase;
 
 /// Bits of [`Msg::word`] below the send time: the phase, then the delay.

@@ -1,4 +1,4 @@
-//! Engine layer: a message record as memory holds it: its stored encoding in one allocation.
+//! Engine layer, store: a message record as memory holds it: its stored encoding in one allocation.
 //!
 //! A backlog holds millions of records, so their in-memory form is what a message costs beyond
 //! its index entry. A [`MessageRecord`] takes two allocations (the record, shared through an
@@ -60,7 +60,7 @@ impl PackedRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::record::MessageExtra;
+    use crate::engine::store::record::MessageExtra;
 
     fn rec(body: &str, extra: Option<Box<MessageExtra>>) -> MessageRecord {
         MessageRecord {

@@ -1,4 +1,4 @@
-//! Engine layer: redb tables, the schema version, and the group-commit writer.
+//! Engine layer, store: redb tables, the schema version, and the group-commit writer.
 //!
 //! All writes go through one writer thread. It drains every pending job into one write
 //! transaction and commits once, then acknowledges each job; a durable reply is sent only after
@@ -21,12 +21,12 @@ use serde::Deserialize;
 use tokio::sync::oneshot;
 
 use super::disk::DiskFaults;
-use super::metrics::EngineMetrics;
 use super::packed::PackedRecord;
 use super::record::{
     self, DedupRecord, IndexFields, MessageRecord, QueueRecord, StateRecord, TaskRecord,
 };
 use super::writer::{self, Reload, StoreHealth, WriterCtx};
+use crate::engine::metrics::EngineMetrics;
 
 /// Schema version and other small settings, by name.
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");

@@ -1,10 +1,10 @@
-//! Engine layer: tests of the writer's background purges.
+//! Engine layer, store: tests of the writer's background purges.
 
 use redb::ReadableDatabase;
 
 use super::*;
-use crate::engine::record::{MessageRecord, QueueRecord};
-use crate::engine::store::{Row, load};
+use crate::engine::store::handle::{Row, load};
+use crate::engine::store::record::{MessageRecord, QueueRecord};
 
 fn message(sent_ms: u64) -> Vec<u8> {
     encode(&MessageRecord {

@@ -1,4 +1,4 @@
-//! Engine layer: the data file's storage backend, with a switch that makes it behave like a
+//! Engine layer, store: the data file's storage backend, with a switch that makes it behave like a
 //! full disk, so that running out of space (and getting it back) can be tested without filling
 //! a real disk.
 //!

@@ -1,4 +1,4 @@
-//! Engine layer: the body cache: which message records a durable engine keeps in memory.
+//! Engine layer, store: the body cache: which message records a durable engine keeps in memory.
 //!
 //! A durable engine does not need a message's record (body, attributes, id, checksums) in
 //! memory once its put is committed: the index (`index.rs`) keeps what scheduling needs, and a
@@ -34,7 +34,7 @@ struct Entry {
 
 /// Records held in memory by a durable engine, oldest first, and their total size.
 #[derive(Debug)]
-pub(super) struct BodyCache {
+pub(crate) struct BodyCache {
     budget: usize,
     bytes: usize,
     order: VecDeque<Entry>,
@@ -94,7 +94,7 @@ fn record_bytes(rec: &PackedRecord) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::record::MessageRecord;
+    use crate::engine::store::record::MessageRecord;
 
     fn rec(body_len: usize) -> PackedRecord {
         PackedRecord::pack(&MessageRecord {

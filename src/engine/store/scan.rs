@@ -1,4 +1,4 @@
-//! Engine layer: the start-up scan of the message tables. A thread of its own reads and decodes
+//! Engine layer, store: the start-up scan of the message tables. A thread of its own reads and decodes
 //! redb's pages while the caller builds the in-memory index from what it hands over, so a
 //! restart with a deep backlog uses both cores instead of one.
 
@@ -6,8 +6,8 @@ use std::sync::mpsc;
 
 use redb::{Database, ReadableDatabase, ReadableTable};
 
+use super::handle::{MESSAGE_STATE, MESSAGES, Row, StoreError, decode, redb_err};
 use super::record::{self, IndexFields, StateRecord};
-use super::store::{MESSAGE_STATE, MESSAGES, Row, StoreError, decode, redb_err};
 
 /// Rows handed over at a time: large enough that the channel costs nothing per message, small
 /// enough that at most a few hold memory at once.

@@ -1,4 +1,4 @@
-//! Engine layer: the group-commit writer thread, and its recovery from a failing disk.
+//! Engine layer, store: the group-commit writer thread, and its recovery from a failing disk.
 //!
 //! One thread owns the database. It drains every pending job into one write transaction,
 //! commits once, then acknowledges each job (docs/architecture.md, "The group-commit writer").
@@ -18,12 +18,12 @@ use std::time::{Duration, Instant};
 use redb::{Database, Durability, ReadableTable};
 
 use super::disk::{self, DiskFaults};
-use super::metrics::EngineMetrics;
-use super::record::encode;
-use super::store::{
+use super::handle::{
     DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, PURGE_KEY, QUEUES, SEQUENCE_KEY,
     StoreError, TASKS, TOMBSTONES, redb_err,
 };
+use super::record::encode;
+use crate::engine::metrics::EngineMetrics;
 
 /// How often a failed store tries to reopen its file.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
@@ -54,7 +54,7 @@ pub(crate) type Reload = Box<dyn Fn(&Database) -> Result<(), StoreError> + Send 
 /// What the writer needs besides its database.
 pub(crate) struct WriterCtx {
     /// The database for readers, and how far commits have got.
-    pub shared: Arc<super::store::Shared>,
+    pub shared: Arc<super::handle::Shared>,
     /// Purges to carry out in the background, oldest first: (queue id, first seq kept).
     pub purging: Mutex<Vec<(u64, u64)>>,
     pub path: PathBuf,
@@ -141,7 +141,7 @@ fn purge_step(db: &Database, id: u64, below: u64) -> Result<bool, StoreError> {
 }
 
 /// The writer thread's loop.
-pub(crate) fn run(mut db: Arc<Database>, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
+pub(super) fn run(mut db: Arc<Database>, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
     while let Some(first) = next_job(&db, rx, ctx) {
         let mut closing = first.close;
         let mut jobs = vec![first];
