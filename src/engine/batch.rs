@@ -12,7 +12,7 @@ use super::fifo;
 use super::message::change_visibility;
 use super::prepare::Prepared;
 use super::queue_state::Queue;
-use super::store::handle::Op;
+use super::store::schema::Op;
 use crate::command::validate::short_name;
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,

@@ -13,9 +13,9 @@ use super::message::render;
 use super::queue_state::Queue;
 use super::receipt::fingerprint;
 use super::registry::Registry;
-use super::store::handle::{Commit, Op};
 use super::store::packed::PackedRecord;
 use super::store::record::{MessageRecord, StateRecord};
+use super::store::schema::{Commit, Op};
 use crate::command::{Message, ReceiveMessage};
 
 /// A message a receive took under the lock, before it is rendered.
@@ -98,7 +98,7 @@ impl Engine {
 
     /// Submits ops that may put messages: in durable mode their records are noted in the body
     /// cache, and the oldest committed records over its budget leave memory. Call under the
-    /// lock, like [`super::store::handle::Store::submit`].
+    /// lock, like [`super::store::schema::Store::submit`].
     pub(super) fn submit_puts(&self, reg: &mut Registry, ops: Vec<Op>) -> Commit {
         let store = &self.inner.store;
         if store.durable() {

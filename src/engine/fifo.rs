@@ -8,8 +8,8 @@ use std::collections::{HashMap, VecDeque};
 
 use sha2::{Digest, Sha256};
 
-use super::store::handle::Op;
 use super::store::record::DedupRecord;
+use super::store::schema::Op;
 use crate::command::checksum::hex;
 use crate::command::validate;
 use crate::command::{Message, SendMessage};

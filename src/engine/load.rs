@@ -4,7 +4,8 @@
 use super::EngineOptions;
 use super::queue_state::Queue;
 use super::registry::Registry;
-use super::store::handle::{Loaded, Row, StoreError};
+use super::store::scan::Loaded;
+use super::store::schema::{Row, StoreError};
 use super::task::Task;
 use crate::command::Scope;
 

@@ -11,8 +11,8 @@ use super::index::Phase;
 use super::prepare::Prepared;
 use super::queue_state::Queue;
 use super::receipt::{Receipt, fingerprint};
-use super::store::handle::Op;
 use super::store::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
+use super::store::schema::Op;
 use crate::command::checksum::{hex, md5_of_attributes};
 use crate::command::validate;
 use crate::command::{

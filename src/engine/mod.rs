@@ -43,8 +43,9 @@ pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
 use queue_state::Queue;
 use registry::Registry;
 pub use store::disk::DiskFaults;
-pub use store::handle::StoreError;
-use store::handle::{Commit, Store};
+use store::handle::Store;
+use store::schema::Commit;
+pub use store::schema::StoreError;
 use store::writer::Reload;
 
 /// Settings the engine needs.
@@ -193,8 +194,7 @@ impl Engine {
     /// holds (called on the writer thread once the store has recovered).
     fn reload_from(&self, db: &redb::Database) -> Result<(), StoreError> {
         let now = self.now();
-        let fresh =
-            load::registry_from(&self.inner.cfg, now, |sink| store::handle::load(db, sink))?;
+        let fresh = load::registry_from(&self.inner.cfg, now, |sink| store::scan::load(db, sink))?;
         let running: Vec<String> = fresh
             .tasks()
             .iter()
@@ -289,7 +289,7 @@ impl Engine {
         }
         // A tombstone only serves the 60-second re-create rule (§6.13).
         for arn in reg.prune_tombstones(now.saturating_sub(queue::COOLOFF_MS)) {
-            ops.push(store::handle::Op::DeleteTombstone(arn));
+            ops.push(store::schema::Op::DeleteTombstone(arn));
         }
         if !ops.is_empty() {
             // Nothing waits on this commit; it only reclaims space.

@@ -14,8 +14,8 @@ use serde_json::json;
 use super::Engine;
 use super::queue_state::Queue;
 use super::registry::Registry;
-use super::store::handle::Op;
 use super::store::record::StateRecord;
+use super::store::schema::Op;
 use super::task::{Task, TaskStatus};
 use crate::command::{
     CancelMessageMoveTask, CancelMessageMoveTaskResult, ListMessageMoveTasks,

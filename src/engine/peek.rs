@@ -4,8 +4,8 @@
 use super::Engine;
 use super::index::Phase;
 use super::receipt::fingerprint;
-use super::store::handle::Op;
 use super::store::record::StateRecord;
+use super::store::schema::Op;
 use crate::command::{Message, ReceiveMessage};
 use crate::error::SqsResult;
 

@@ -22,7 +22,7 @@ use super::message::{MAX_VISIBILITY_S, render};
 use super::receipt::Receipt;
 use super::redrive;
 use super::registry::Registry;
-use super::store::handle::{Commit, Op};
+use super::store::schema::{Commit, Op};
 use crate::command::validate;
 use crate::command::{ReceiveMessage, ReceiveMessageResult};
 use crate::error::{ErrorCode, SqsError, SqsResult};

@@ -7,7 +7,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::Engine;
 use super::queue_state::Queue;
-use super::store::handle::Op;
+use super::store::schema::Op;
 use crate::command::attributes::{self, QueueAttributes};
 use crate::command::validate;
 use crate::command::{

@@ -10,8 +10,8 @@ use super::Engine;
 
 use super::queue_state::Queue;
 use super::registry::Registry;
-use super::store::handle::Op;
 use super::store::record::{MessageRecord, StateRecord};
+use super::store::schema::Op;
 use crate::command::attributes::Setting;
 use crate::command::{
     ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RedrivePolicy, RequestContext,

@@ -1,8 +1,8 @@
 //! Engine layer: a message move task as the engine keeps it, with a typed status, and its
 //! conversion to and from the stored [`TaskRecord`] (docs/protocol.md §6.11).
 
-use super::store::handle::Op;
 use super::store::record::TaskRecord;
+use super::store::schema::Op;
 
 /// Where a move task is in its life. CANCELLING is never shown: a cancel takes effect at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

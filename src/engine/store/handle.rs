@@ -1,4 +1,5 @@
-//! Engine layer, store: redb tables, the schema version, and the group-commit writer.
+//! Engine layer, store: the `Store` handle: opening the data file (schema check, start-up
+//! load), submitting ops to the group-commit writer, closing, and reading records back.
 //!
 //! All writes go through one writer thread. It drains every pending job into one write
 //! transaction and commits once, then acknowledges each job; a durable reply is sent only after
@@ -10,231 +11,24 @@
 //! The benchmark showed that a redb file with `Durability::None` for memory mode cost a third
 //! of the CPU per SendMessage on two cores, for data that could never be read back.
 //!
-//! The tables and record layouts are described in docs/storage.md.
+//! The tables (`schema.rs`) and record layouts (`record.rs`) are described in docs/storage.md.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock, PoisonError, RwLock, mpsc};
+use std::sync::{Arc, OnceLock, mpsc};
 
-use redb::{Database, ReadableDatabase, ReadableTable, TableDefinition};
-use serde::Deserialize;
+use redb::{Database, ReadableDatabase, ReadableTable};
 use tokio::sync::oneshot;
 
-use super::disk::DiskFaults;
-use super::packed::PackedRecord;
-use super::record::{
-    self, DedupRecord, IndexFields, MessageRecord, QueueRecord, StateRecord, TaskRecord,
+use super::disk::{self, DiskFaults};
+use super::record::MessageRecord;
+use super::scan::{self, Loaded};
+use super::schema::{
+    Commit, DEDUP, Job, MESSAGE_STATE, MESSAGES, META, Op, QUEUES, Row, SCHEMA_KEY, SCHEMA_VERSION,
+    StoreError, TASKS, TOMBSTONES, UPGRADABLE_FROM, decode, redb_err,
 };
-use super::writer::{self, Reload, StoreHealth, WriterCtx};
+use super::writer::{self, Reload, Shared, StoreHealth, WriterCtx};
 use crate::engine::metrics::EngineMetrics;
-
-/// Schema version and other small settings, by name.
-pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
-/// Queue id → [`QueueRecord`].
-pub(super) const QUEUES: TableDefinition<u64, &[u8]> = TableDefinition::new("queues");
-/// (queue id, seq) → [`MessageRecord`]: what never changes after the send.
-pub(super) const MESSAGES: TableDefinition<(u64, u64), &[u8]> = TableDefinition::new("messages");
-/// (queue id, seq) → [`StateRecord`]: visibility and receive counters, rewritten on receive.
-pub(super) const MESSAGE_STATE: TableDefinition<(u64, u64), &[u8]> =
-    TableDefinition::new("message_state");
-
-/// Queue name → when it was deleted (epoch ms), for the 60-second re-create rule (§6.13).
-pub(super) const TOMBSTONES: TableDefinition<&str, u64> = TableDefinition::new("tombstones");
-
-/// (queue id, deduplication key) → [`DedupRecord`]: FIFO deduplication windows.
-pub(super) const DEDUP: TableDefinition<(u64, &str), &[u8]> = TableDefinition::new("dedup");
-
-/// Task id → [`TaskRecord`]: message move tasks.
-pub(super) const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("move_tasks");
-
-/// The on-disk format version, stored big-endian under `schema_version` in `meta`.
-///
-/// Bump it in the same commit as any change that makes an existing file read differently: a
-/// table added, removed, renamed or re-keyed; a field added, removed, reordered or retyped in a
-/// record of `record.rs` (postcard writes fields by position); a change in what a stored
-/// text means (the attribute map's names or value forms). Renaming a Rust field or type is not
-/// a change. Then update docs/storage.md and the bytes in `record::tests::pinned_encodings`.
-/// A file of [`UPGRADABLE_FROM`] is upgraded in place; one of any other version is refused at
-/// start-up with [`StoreError::Schema`], which names the file and both versions, so the
-/// operator keeps the matching localsqs or starts with another `--data-dir`.
-pub const SCHEMA_VERSION: u32 = 3;
-/// The older version this build still opens: schema 2 lacks queue scopes (their records end
-/// before the field, and `record::decode_queue` reads them) and keys tombstones by bare name.
-/// Opening such a file marks it version 3; its records are rewritten as they change.
-const UPGRADABLE_FROM: u32 = 2;
-const SCHEMA_KEY: &str = "schema_version";
-/// Most jobs folded into one commit.
-pub(super) const MAX_BATCH: usize = 4096;
-
-/// One change to persist.
-#[derive(Debug)]
-pub(crate) enum Op {
-    /// Insert or replace a queue record.
-    PutQueue(u64, QueueRecord),
-    /// Remove a queue and all its messages.
-    DeleteQueue(u64),
-    /// Remove all messages of a queue, keeping the queue.
-    ClearQueue(u64),
-    /// Insert a message record, packed as the table stores it (a copy of the index's).
-    PutMessage(u64, u64, PackedRecord),
-    /// Insert or replace a message state.
-    PutState(u64, u64, StateRecord),
-    /// Remove a message.
-    DeleteMessage(u64, u64),
-    /// Remember when a queue name was deleted.
-    PutTombstone(String, u64),
-    /// Forget a tombstone whose 60 seconds have passed.
-    DeleteTombstone(String),
-    /// Insert or replace a deduplication entry.
-    PutDedup(u64, String, DedupRecord),
-    /// Remove a deduplication entry.
-    DeleteDedup(u64, String),
-    /// Remove every deduplication entry of a queue.
-    ClearDedup(u64),
-    /// Insert or replace a move task (keyed by its id).
-    PutTask(TaskRecord),
-    /// Forget a move task.
-    DeleteTask(String),
-    /// Remember a FIFO queue's highest sequence number (`meta`, `seq/<id>`), when PurgeQueue
-    /// removes the messages and deduplication entries it would otherwise be restored from.
-    PutSequence(u64, u128),
-    /// Drop everything (the reset endpoint).
-    ResetAll,
-}
-
-/// Errors opening or using the store. Shown to the operator, never to clients.
-#[derive(Debug)]
-pub enum StoreError {
-    /// The data directory could not be created or written.
-    Dir(PathBuf, std::io::Error),
-    /// Another process holds the database.
-    Busy(PathBuf),
-    /// The file was written by another schema version.
-    Schema {
-        /// Path of the database file.
-        path: PathBuf,
-        /// Version found.
-        found: u32,
-    },
-    /// redb reported an error (corrupt file and the like).
-    Redb(String),
-    /// A record could not be decoded.
-    Decode(String),
-    /// The file is damaged beyond what redb can repair.
-    Corrupt(PathBuf),
-    /// The file exists but holds nothing: a truncated copy, or a disk that filled up while it
-    /// was created. Opening it would silently start an empty store over it.
-    Empty(PathBuf),
-    /// The writer thread has stopped.
-    Closed,
-}
-
-impl std::fmt::Display for StoreError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            StoreError::Dir(p, e) => write!(f, "data directory {} is not usable: {e}", p.display()),
-            StoreError::Busy(p) => write!(
-                f,
-                "data file {} is already in use by another localsqs process",
-                p.display()
-            ),
-            StoreError::Schema { path, found } => write!(
-                f,
-                "data file {} has schema version {found}, but this localsqs reads version {SCHEMA_VERSION}; use a matching localsqs or another --data-dir",
-                path.display()
-            ),
-            StoreError::Redb(e) => write!(f, "storage error: {e}"),
-            StoreError::Decode(e) => write!(f, "stored record is unreadable: {e}"),
-            StoreError::Corrupt(p) => write!(
-                f,
-                "data file {} is corrupt and cannot be opened; move it away to start afresh",
-                p.display()
-            ),
-            StoreError::Empty(p) => write!(
-                f,
-                "data file {} is empty (0 bytes), so it holds no state; if that is expected, delete it, otherwise restore it from a copy",
-                p.display()
-            ),
-            StoreError::Closed => write!(f, "storage writer has stopped"),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {}
-
-pub(super) fn redb_err(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Redb(e.to_string())
-}
-
-/// Decodes a stored record.
-pub(super) fn decode<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
-    record::decode(b).map_err(StoreError::Decode)
-}
-
-/// A queue or message read back at start-up, handed to the caller as it is read so that a
-/// large backlog is never held twice in memory.
-#[derive(Debug)]
-pub(crate) enum Row {
-    /// A purge still being carried out: queue id, and every message below this sequence
-    /// number is gone (`u64::MAX`: the queue was deleted). Comes after the queues and before
-    /// any message.
-    Purge(u64, u64),
-    /// A FIFO queue's highest sequence number, remembered at its last purge. Comes after the
-    /// queues and before any message.
-    Sequence(u64, u128),
-    /// Queue id and record (all queues come before any message).
-    Queue(u64, QueueRecord),
-    /// Queue id, sequence number, what the index needs of the record (its body stays on disk),
-    /// and state.
-    Message(u64, u64, IndexFields, StateRecord),
-}
-
-/// The small tables read back at start-up.
-#[derive(Debug, Default)]
-pub(crate) struct Loaded {
-    /// Deleted queue names and when.
-    pub tombstones: Vec<(String, u64)>,
-    /// (queue id, key, record) of FIFO deduplication entries.
-    pub dedup: Vec<(u64, String, DedupRecord)>,
-    /// Move tasks.
-    pub tasks: Vec<TaskRecord>,
-    /// Purges still being carried out: (queue id, first sequence number kept).
-    pub purges: Vec<(u64, u64)>,
-}
-
-/// The prefix of the `meta` keys that record purges still being carried out.
-pub(super) const PURGE_KEY: &str = "purge/";
-/// The prefix of the `meta` keys that remember a FIFO queue's highest sequence number.
-pub(super) const SEQUENCE_KEY: &str = "seq/";
-
-/// The `meta` entries `<prefix><queue id>` → a big-endian number of `N` bytes: purges still
-/// being carried out (`purge/`, the first sequence number kept, 8 bytes) and remembered FIFO
-/// sequence numbers (`seq/`, 16 bytes).
-fn queue_entries<const N: usize>(
-    meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
-    prefix: &str,
-) -> Result<Vec<(u64, [u8; N])>, StoreError> {
-    let mut out = Vec::new();
-    for row in meta.range(prefix..).map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        let Some(id) = k.value().strip_prefix(prefix) else {
-            break;
-        };
-        let bad = || StoreError::Decode(format!("meta entry {}", k.value()));
-        let id = id.parse().map_err(|_| bad())?;
-        out.push((id, v.value().try_into().map_err(|_| bad())?));
-    }
-    Ok(out)
-}
-
-pub(super) struct Job {
-    /// Submission number, from 1: jobs are committed in this order.
-    pub no: u64,
-    pub ops: Vec<Op>,
-    pub ack: oneshot::Sender<Result<(), String>>,
-    /// Stop after this job and close the database file.
-    pub close: bool,
-}
 
 /// Handle to the writer thread; `None` in memory mode, where ops are dropped.
 #[derive(Debug)]
@@ -244,71 +38,6 @@ pub(crate) struct Store {
     /// Jobs submitted so far (the number of the latest).
     submitted: AtomicU64,
     shared: Arc<Shared>,
-}
-
-/// What the writer thread shares with the engine: the open database, for reading message
-/// records that are not in memory, and the number of the latest job committed.
-#[derive(Default)]
-pub(crate) struct Shared {
-    db: RwLock<Option<Arc<Database>>>,
-    committed: AtomicU64,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared")
-            .field("committed", &self.committed.load(Ordering::Relaxed))
-            .finish_non_exhaustive()
-    }
-}
-
-impl Shared {
-    /// Publishes the database the writer now uses (`None` while it has none).
-    pub fn set_db(&self, db: Option<Arc<Database>>) {
-        *self.db.write().unwrap_or_else(PoisonError::into_inner) = db;
-    }
-
-    /// Notes that every job up to number `no` is committed.
-    pub fn set_committed(&self, no: u64) {
-        self.committed.fetch_max(no, Ordering::Release);
-    }
-
-    fn db(&self) -> Option<Arc<Database>> {
-        self.db
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-}
-
-impl std::fmt::Debug for Job {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Job({} ops)", self.ops.len())
-    }
-}
-
-/// A pending acknowledgement of submitted ops.
-#[derive(Debug)]
-pub(crate) struct Commit(Option<oneshot::Receiver<Result<(), String>>>);
-
-impl Commit {
-    /// A commit that is already done (nothing was written).
-    #[must_use]
-    pub fn done() -> Self {
-        Self(None)
-    }
-
-    /// Waits until the ops are committed (durably, in durable mode).
-    pub async fn wait(self) -> Result<(), StoreError> {
-        match self.0 {
-            None => Ok(()),
-            Some(rx) => match rx.await {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(StoreError::Redb(e)),
-                Err(_) => Err(StoreError::Closed),
-            },
-        }
-    }
 }
 
 impl Store {
@@ -404,7 +133,7 @@ impl Store {
             ack,
             close,
         });
-        Commit(Some(rx))
+        Commit::pending(rx)
     }
 
     /// The number the next submitted job gets: ops pushed now, under the engine lock, are
@@ -417,7 +146,7 @@ impl Store {
     /// The number of the latest job known to be committed (durably).
     #[must_use]
     pub fn committed(&self) -> u64 {
-        self.shared.committed.load(Ordering::Acquire)
+        self.shared.committed()
     }
 
     /// Reads message records back from the file, in the order of `keys`: `None` for a message
@@ -451,12 +180,12 @@ fn open_and_load(
         return Err(StoreError::Empty(path.to_owned()));
     }
     let attempt = || -> Result<(Database, Loaded), StoreError> {
-        let db = super::disk::open(path, cache_bytes, faults).map_err(|e| match e {
+        let db = disk::open(path, cache_bytes, faults).map_err(|e| match e {
             redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
             other => StoreError::Redb(format!("{}: {other}", path.display())),
         })?;
         init_schema(&db, path)?;
-        let loaded = load(&db, sink)?;
+        let loaded = scan::load(&db, sink)?;
         Ok((db, loaded))
     };
     let hook = std::panic::take_hook();
@@ -512,50 +241,4 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
         txn.open_table(TASKS).map_err(redb_err)?;
     }
     txn.commit().map_err(redb_err)
-}
-
-pub(crate) fn load(
-    db: &Database,
-    sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
-) -> Result<Loaded, StoreError> {
-    let txn = db.begin_read().map_err(redb_err)?;
-    let mut out = Loaded::default();
-    let queues = txn.open_table(QUEUES).map_err(redb_err)?;
-    for row in queues.iter().map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        sink(Row::Queue(
-            k.value(),
-            super::record::decode_queue(v.value()).map_err(StoreError::Decode)?,
-        ))?;
-    }
-    let meta = txn.open_table(META).map_err(redb_err)?;
-    let purges: Vec<(u64, u64)> = queue_entries(&meta, PURGE_KEY)?
-        .into_iter()
-        .map(|(id, below)| (id, u64::from_be_bytes(below)))
-        .collect();
-    for &(id, below) in &purges {
-        sink(Row::Purge(id, below))?;
-    }
-    for (id, n) in queue_entries(&meta, SEQUENCE_KEY)? {
-        sink(Row::Sequence(id, u128::from_be_bytes(n)))?;
-    }
-    out.purges.clone_from(&purges);
-    super::scan::messages(db, &purges, sink)?;
-    let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
-    for row in tombstones.iter().map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        out.tombstones.push((k.value().to_owned(), v.value()));
-    }
-    let dedup = txn.open_table(DEDUP).map_err(redb_err)?;
-    for row in dedup.iter().map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        let (q, key) = k.value();
-        out.dedup.push((q, key.to_owned(), decode(v.value())?));
-    }
-    let tasks = txn.open_table(TASKS).map_err(redb_err)?;
-    for row in tasks.iter().map_err(redb_err)? {
-        let (_, v) = row.map_err(redb_err)?;
-        out.tasks.push(decode(v.value())?);
-    }
-    Ok(out)
 }

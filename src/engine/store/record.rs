@@ -1,4 +1,5 @@
-//! Engine layer, store: the records stored in redb, one type per table, independent of the protocol.
+//! Engine layer, store: the records stored in redb, one type per table, independent of the
+//! protocol.
 //!
 //! These types are the on-disk format (docs/storage.md). They are encoded with postcard, which
 //! writes fields in declaration order without names, so renaming a field is free but reordering,

@@ -1,4 +1,5 @@
-//! Engine layer, store: the start-up scan of the message tables. A thread of its own reads and decodes
+//! Engine layer, store: reading the store back at start-up ([`load`]): the queues, purges and
+//! small tables, and the scan of the message tables. A thread of its own reads and decodes
 //! redb's pages while the caller builds the in-memory index from what it hands over, so a
 //! restart with a deep backlog uses both cores instead of one.
 
@@ -6,8 +7,11 @@ use std::sync::mpsc;
 
 use redb::{Database, ReadableDatabase, ReadableTable};
 
-use super::handle::{MESSAGE_STATE, MESSAGES, Row, StoreError, decode, redb_err};
-use super::record::{self, IndexFields, StateRecord};
+use super::record::{self, DedupRecord, IndexFields, StateRecord, TaskRecord};
+use super::schema::{
+    DEDUP, MESSAGE_STATE, MESSAGES, META, PURGE_KEY, QUEUES, Row, SEQUENCE_KEY, StoreError, TASKS,
+    TOMBSTONES, decode, redb_err,
+};
 
 /// Rows handed over at a time: large enough that the channel costs nothing per message, small
 /// enough that at most a few hold memory at once.
@@ -92,6 +96,88 @@ fn read(
         let _ = tx.send(Ok(batch));
     }
     Ok(())
+}
+
+/// The small tables read back at start-up.
+#[derive(Debug, Default)]
+pub(crate) struct Loaded {
+    /// Deleted queue names and when.
+    pub tombstones: Vec<(String, u64)>,
+    /// (queue id, key, record) of FIFO deduplication entries.
+    pub dedup: Vec<(u64, String, DedupRecord)>,
+    /// Move tasks.
+    pub tasks: Vec<TaskRecord>,
+    /// Purges still being carried out: (queue id, first sequence number kept).
+    pub purges: Vec<(u64, u64)>,
+}
+
+/// The `meta` entries `<prefix><queue id>` → a big-endian number of `N` bytes: purges still
+/// being carried out (`purge/`, the first sequence number kept, 8 bytes) and remembered FIFO
+/// sequence numbers (`seq/`, 16 bytes).
+fn queue_entries<const N: usize>(
+    meta: &impl redb::ReadableTable<&'static str, &'static [u8]>,
+    prefix: &str,
+) -> Result<Vec<(u64, [u8; N])>, StoreError> {
+    let mut out = Vec::new();
+    for row in meta.range(prefix..).map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        let Some(id) = k.value().strip_prefix(prefix) else {
+            break;
+        };
+        let bad = || StoreError::Decode(format!("meta entry {}", k.value()));
+        let id = id.parse().map_err(|_| bad())?;
+        out.push((id, v.value().try_into().map_err(|_| bad())?));
+    }
+    Ok(out)
+}
+
+/// Reads the whole store back at start-up (and after a recovery): queues, purges still being
+/// carried out and remembered sequence numbers, then every message (streamed to `sink`), then
+/// the small tables, which it returns.
+pub(crate) fn load(
+    db: &Database,
+    sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
+) -> Result<Loaded, StoreError> {
+    let txn = db.begin_read().map_err(redb_err)?;
+    let mut out = Loaded::default();
+    let queues = txn.open_table(QUEUES).map_err(redb_err)?;
+    for row in queues.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        sink(Row::Queue(
+            k.value(),
+            record::decode_queue(v.value()).map_err(StoreError::Decode)?,
+        ))?;
+    }
+    let meta = txn.open_table(META).map_err(redb_err)?;
+    let purges: Vec<(u64, u64)> = queue_entries(&meta, PURGE_KEY)?
+        .into_iter()
+        .map(|(id, below)| (id, u64::from_be_bytes(below)))
+        .collect();
+    for &(id, below) in &purges {
+        sink(Row::Purge(id, below))?;
+    }
+    for (id, n) in queue_entries(&meta, SEQUENCE_KEY)? {
+        sink(Row::Sequence(id, u128::from_be_bytes(n)))?;
+    }
+    out.purges.clone_from(&purges);
+    messages(db, &purges, sink)?;
+    let tombstones = txn.open_table(TOMBSTONES).map_err(redb_err)?;
+    for row in tombstones.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        out.tombstones.push((k.value().to_owned(), v.value()));
+    }
+    let dedup = txn.open_table(DEDUP).map_err(redb_err)?;
+    for row in dedup.iter().map_err(redb_err)? {
+        let (k, v) = row.map_err(redb_err)?;
+        let (q, key) = k.value();
+        out.dedup.push((q, key.to_owned(), decode(v.value())?));
+    }
+    let tasks = txn.open_table(TASKS).map_err(redb_err)?;
+    for row in tasks.iter().map_err(redb_err)? {
+        let (_, v) = row.map_err(redb_err)?;
+        out.tasks.push(decode(v.value())?);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

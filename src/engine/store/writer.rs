@@ -12,17 +12,18 @@
 //! the failure is cleared. No restart is needed.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, mpsc};
 use std::time::{Duration, Instant};
 
 use redb::{Database, Durability, ReadableTable};
 
 use super::disk::{self, DiskFaults};
-use super::handle::{
+use super::record::encode;
+use super::schema::{
     DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, PURGE_KEY, QUEUES, SEQUENCE_KEY,
     StoreError, TASKS, TOMBSTONES, redb_err,
 };
-use super::record::encode;
 use crate::engine::metrics::EngineMetrics;
 
 /// How often a failed store tries to reopen its file.
@@ -48,13 +49,54 @@ impl StoreHealth {
     }
 }
 
+/// What the writer thread shares with the engine: the open database, for reading message
+/// records that are not in memory, and the number of the latest job committed.
+#[derive(Default)]
+pub(crate) struct Shared {
+    db: RwLock<Option<Arc<Database>>>,
+    committed: AtomicU64,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("committed", &self.committed.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    /// Publishes the database the writer now uses (`None` while it has none).
+    pub fn set_db(&self, db: Option<Arc<Database>>) {
+        *self.db.write().unwrap_or_else(PoisonError::into_inner) = db;
+    }
+
+    /// Notes that every job up to number `no` is committed.
+    pub fn set_committed(&self, no: u64) {
+        self.committed.fetch_max(no, Ordering::Release);
+    }
+
+    /// The number of the latest job known to be committed.
+    pub fn committed(&self) -> u64 {
+        self.committed.load(Ordering::Acquire)
+    }
+
+    /// The database the writer now uses, for reading.
+    pub fn db(&self) -> Option<Arc<Database>> {
+        self.db
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
 /// Rebuilds the engine's memory from a reopened database.
 pub(crate) type Reload = Box<dyn Fn(&Database) -> Result<(), StoreError> + Send + Sync>;
 
 /// What the writer needs besides its database.
 pub(crate) struct WriterCtx {
     /// The database for readers, and how far commits have got.
-    pub shared: Arc<super::handle::Shared>,
+    pub shared: Arc<Shared>,
     /// Purges to carry out in the background, oldest first: (queue id, first seq kept).
     pub purging: Mutex<Vec<(u64, u64)>>,
     pub path: PathBuf,

@@ -3,8 +3,9 @@
 use redb::ReadableDatabase;
 
 use super::*;
-use crate::engine::store::handle::{Row, load};
 use crate::engine::store::record::{MessageRecord, QueueRecord};
+use crate::engine::store::scan::load;
+use crate::engine::store::schema::Row;
 
 fn message(sent_ms: u64) -> Vec<u8> {
     encode(&MessageRecord {
