@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 /// One message attribute value as sent or returned (`MessageAttributeValue` in the model).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,18 +84,31 @@ pub fn is_account_id(s: &str) -> bool {
     s.len() == 12 && s.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// What the engine needs to know about the request besides the command itself.
-#[derive(Debug, Clone, Default)]
+/// What the engine needs to know about the request besides the command itself: request facts
+/// only. There is no default: whoever runs a command says in which scope.
+#[derive(Debug, Clone)]
 pub struct RequestContext {
     /// Scheme and authority that queue URLs are built on, e.g. `http://localhost:9324`.
     pub base_url: String,
     /// The `X-Amzn-Trace-Id` request header, the fallback source of `AWSTraceHeader` (§6.5).
     pub trace_header: Option<String>,
-    /// The region of the request's SigV4 credential scope, if it was signed.
-    pub region: Option<String>,
-    /// The access key id the request was signed with, if it was signed.
-    pub access_key: Option<String>,
+    /// The account and region the request acts in (a queue URL naming others overrides it).
+    /// Shared: most requests act in the configured one.
+    pub scope: Arc<Scope>,
     /// Standard queues: take receivable messages in random order rather than oldest first,
     /// drawn from this seed (set by a fault-injection `reorder` rule; never for FIFO queues).
     pub random_order: Option<u64>,
+}
+
+impl RequestContext {
+    /// A context with no trace header: queue URLs on `base_url`, acting in `scope`.
+    #[must_use]
+    pub fn new(base_url: impl Into<String>, scope: Arc<Scope>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            trace_header: None,
+            scope,
+            random_order: None,
+        }
+    }
 }

@@ -16,8 +16,8 @@ use super::store::schema::Op;
 use crate::command::validate::short_name;
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
-    DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, SendMessage, SendMessageBatch,
-    SendMessageBatchResult, SendMessageBatchResultEntry,
+    DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, Scope, SendMessage,
+    SendMessageBatch, SendMessageBatchResult, SendMessageBatchResultEntry,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -106,7 +106,7 @@ impl Engine {
             .collect();
         let (result, commit) = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, &ctx.scope, &c.queue_url)?;
             check_entries("SendMessageBatch", ids.iter().map(String::as_str))?;
             let total: usize = prepared.iter().map(|p| p.size).sum();
             if total > MAX_BATCH_BYTES {
@@ -153,6 +153,7 @@ impl Engine {
 
     pub(super) async fn delete_message_batch(
         &self,
+        scope: &Scope,
         c: &DeleteMessageBatch,
     ) -> SqsResult<DeleteMessageBatchResult> {
         let entries: Vec<(&str, &str)> = c
@@ -163,6 +164,7 @@ impl Engine {
         let (successful, failed) = self
             .per_handle(
                 "DeleteMessageBatch",
+                scope,
                 &c.queue_url,
                 &entries,
                 |q, i, now, ops| self.delete_one(q, entries[i].1, now, ops),
@@ -173,6 +175,7 @@ impl Engine {
 
     pub(super) async fn change_message_visibility_batch(
         &self,
+        scope: &Scope,
         c: &ChangeMessageVisibilityBatch,
     ) -> SqsResult<ChangeMessageVisibilityBatchResult> {
         let entries: Vec<(&str, &str)> = c
@@ -183,6 +186,7 @@ impl Engine {
         let (successful, failed) = self
             .per_handle(
                 "ChangeMessageVisibilityBatch",
+                scope,
                 &c.queue_url,
                 &entries,
                 |q, i, now, ops| {
@@ -201,6 +205,7 @@ impl Engine {
     async fn per_handle(
         &self,
         kind: &str,
+        scope: &Scope,
         queue_url: &str,
         entries: &[(&str, &str)],
         mut apply: impl FnMut(&mut Queue, usize, u64, &mut Vec<Op>) -> SqsResult<()>,
@@ -208,7 +213,7 @@ impl Engine {
         let now = self.now();
         let (result, commit) = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, queue_url)?;
             check_entries(kind, entries.iter().map(|(id, _)| *id))?;
             let (mut successful, mut failed) = (Vec::new(), Vec::new());
             let mut ops = Vec::new();

@@ -97,10 +97,7 @@ mod tests {
     }
 
     async fn run(e: &Engine, cmd: Command) -> Reply {
-        let ctx = RequestContext {
-            base_url: "http://localhost:9324".into(),
-            ..RequestContext::default()
-        };
+        let ctx = RequestContext::new("http://localhost:9324", e.default_scope());
         e.execute(&ctx, cmd).await.expect("the command succeeds")
     }
 

@@ -17,7 +17,7 @@ use crate::command::checksum::{hex, md5_of_attributes};
 use crate::command::validate;
 use crate::command::{
     ChangeMessageVisibility, DeleteMessage, Message, MessageAttributes, ReceiveMessage,
-    RequestContext, SendMessage, SendMessageResult,
+    RequestContext, Scope, SendMessage, SendMessageResult,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -49,7 +49,7 @@ impl Engine {
         let p = Prepared::new(c);
         let (result, commit) = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &queue_url)?;
+            let q = self.queue_mut(&mut reg, &ctx.scope, &queue_url)?;
             let mut ops = Vec::with_capacity(2);
             let before = q.watch(self.max_inflight());
             let result = self.enqueue(q, ctx, p, now, false, &mut ops)?;
@@ -149,10 +149,10 @@ impl Engine {
         Ok(result)
     }
 
-    pub(super) async fn delete_message(&self, c: &DeleteMessage) -> SqsResult<()> {
+    pub(super) async fn delete_message(&self, scope: &Scope, c: &DeleteMessage) -> SqsResult<()> {
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             let mut ops = Vec::with_capacity(1);
             let before = q.watch(self.max_inflight());
             self.delete_one(q, &c.receipt_handle, self.now(), &mut ops)?;
@@ -189,12 +189,13 @@ impl Engine {
 
     pub(super) async fn change_message_visibility(
         &self,
+        scope: &Scope,
         c: &ChangeMessageVisibility,
     ) -> SqsResult<()> {
         let now = self.now();
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             let before = q.watch(self.max_inflight());
             let op = change_visibility(q, &c.receipt_handle, c.visibility_timeout, now)?;
             q.wake_after(before, self.max_inflight());

@@ -7,7 +7,8 @@ use super::Engine;
 use crate::command::attributes::MAX_POLICY_BYTES;
 use crate::command::validate::{self, MAX_TAGS};
 use crate::command::{
-    AddPermission, ListQueueTags, ListQueueTagsResult, RemovePermission, TagQueue, UntagQueue,
+    AddPermission, ListQueueTags, ListQueueTagsResult, RemovePermission, Scope, TagQueue,
+    UntagQueue,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -31,7 +32,7 @@ const PERMISSION_ACTIONS: &[&str] = &[
 ];
 
 impl Engine {
-    pub(super) async fn tag_queue(&self, c: &TagQueue) -> SqsResult<()> {
+    pub(super) async fn tag_queue(&self, scope: &Scope, c: &TagQueue) -> SqsResult<()> {
         if c.tags.is_empty() {
             // [E] wording.
             return Err(SqsError::missing("Tags"));
@@ -39,7 +40,7 @@ impl Engine {
         validate::tags(&c.tags)?;
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             let mut tags = q.tags().clone();
             tags.extend(c.tags.iter().cloned());
             if tags.len() > MAX_TAGS {
@@ -55,7 +56,7 @@ impl Engine {
         self.commit(commit).await
     }
 
-    pub(super) async fn untag_queue(&self, c: &UntagQueue) -> SqsResult<()> {
+    pub(super) async fn untag_queue(&self, scope: &Scope, c: &UntagQueue) -> SqsResult<()> {
         if c.tag_keys.is_empty() {
             // [E] moto 5's code and text (no AWS capture).
             return Err(SqsError::invalid_value(
@@ -64,7 +65,7 @@ impl Engine {
         }
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             // Keys that do not exist are ignored (§6.14).
             for k in &c.tag_keys {
                 q.tags_mut().remove(k);
@@ -74,9 +75,13 @@ impl Engine {
         self.commit(commit).await
     }
 
-    pub(super) fn list_queue_tags(&self, c: &ListQueueTags) -> SqsResult<ListQueueTagsResult> {
+    pub(super) fn list_queue_tags(
+        &self,
+        scope: &Scope,
+        c: &ListQueueTags,
+    ) -> SqsResult<ListQueueTagsResult> {
         let reg = self.lock();
-        let q = self.queue(&reg, &c.queue_url)?;
+        let q = self.queue(&reg, scope, &c.queue_url)?;
         Ok(ListQueueTagsResult {
             tags: q
                 .tags()
@@ -86,12 +91,12 @@ impl Engine {
         })
     }
 
-    pub(super) async fn add_permission(&self, c: &AddPermission) -> SqsResult<()> {
+    pub(super) async fn add_permission(&self, scope: &Scope, c: &AddPermission) -> SqsResult<()> {
         check_permission(c)?;
         let now = self.now();
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             let arn = q.arn();
             let mut policy = q
                 .attributes()
@@ -164,10 +169,14 @@ impl Engine {
         self.commit(commit).await
     }
 
-    pub(super) async fn remove_permission(&self, c: &RemovePermission) -> SqsResult<()> {
+    pub(super) async fn remove_permission(
+        &self,
+        scope: &Scope,
+        c: &RemovePermission,
+    ) -> SqsResult<()> {
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             let not_found = || SqsError::invalid_param(&c.label, "Label", "can't find label.");
             let mut policy = q
                 .attributes()

@@ -315,50 +315,28 @@ impl Engine {
         self.inner.closing.load(Ordering::SeqCst)
     }
 
-    /// Runs one command, in the scope (account and region) the request context names.
-    pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
-        scope::within(self.request_scope_shared(ctx), self.run(ctx, cmd)).await
-    }
-
-    /// [`Engine::request_scope`], sharing the configured scope when the request names no
-    /// other (the usual case), so a request allocates nothing for it.
-    fn request_scope_shared(&self, ctx: &RequestContext) -> Arc<Scope> {
+    /// The account and region a request acts in: the region of its credential scope, else the
+    /// configured one; the account of its access key id when that is 12 digits, else the
+    /// configured one (docs/protocol.md §1.1). When that is the configured scope (the usual
+    /// case) the configured `Arc` is shared, so a request allocates nothing for it.
+    #[must_use]
+    pub fn scope_for(&self, access_key: Option<&str>, region: Option<&str>) -> Arc<Scope> {
         let default = &self.inner.default_scope;
-        let account = ctx
-            .access_key
-            .as_deref()
-            .filter(|k| crate::command::is_account_id(k) && *k != default.account);
-        let region = ctx.region.as_deref().filter(|r| *r != default.region);
+        let account = access_key.filter(|k| is_account_id(k) && *k != default.account);
+        let region = region.filter(|r| *r != default.region);
         if account.is_none() && region.is_none() {
             return Arc::clone(default);
         }
-        Arc::new(self.request_scope(ctx))
-    }
-
-    /// The account and region a request acts in: the region of its credential scope, else the
-    /// configured one; the account of its access key id when that is 12 digits, else the
-    /// configured one (docs/protocol.md §1.1).
-    #[must_use]
-    pub fn request_scope(&self, ctx: &RequestContext) -> Scope {
-        let cfg = &self.inner.cfg;
-        Scope {
-            account: ctx
-                .access_key
-                .as_deref()
-                .filter(|k| crate::command::is_account_id(k))
-                .unwrap_or(&cfg.account_id)
-                .to_owned(),
-            region: ctx.region.clone().unwrap_or_else(|| cfg.region.clone()),
-        }
+        Arc::new(Scope {
+            account: account.unwrap_or(&default.account).to_owned(),
+            region: region.unwrap_or(&default.region).to_owned(),
+        })
     }
 
     /// The configured account and region.
     #[must_use]
-    pub fn default_scope(&self) -> Scope {
-        Scope {
-            account: self.inner.cfg.account_id.clone(),
-            region: self.inner.cfg.region.clone(),
-        }
+    pub fn default_scope(&self) -> Arc<Scope> {
+        Arc::clone(&self.inner.default_scope)
     }
 
     /// How many deleted-queue tombstones the engine keeps (they are pruned after 60 s).
@@ -373,38 +351,35 @@ impl Engine {
         self.lock().tasks().len()
     }
 
-    /// Runs `f` in `scope` (for calls outside [`Engine::execute`], such as the peek).
-    pub fn in_scope<R>(&self, scope: Scope, f: impl FnOnce() -> R) -> R {
-        scope::within_sync(Arc::new(scope), f)
-    }
-
-    /// The scope of the request being executed, or the configured one outside any.
-    fn current_scope(&self) -> Arc<Scope> {
-        scope::current().unwrap_or_else(|| Arc::clone(&self.inner.default_scope))
-    }
-
-    async fn run(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
+    /// Runs one command in the scope (account and region) of its request context.
+    pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
         match cmd {
             Command::CreateQueue(c) => self.create_queue(ctx, c).await.map(Reply::CreateQueue),
             Command::GetQueueUrl(c) => self.get_queue_url(ctx, &c).map(Reply::GetQueueUrl),
             Command::ListQueues(c) => self.list_queues(ctx, &c).map(Reply::ListQueues),
-            Command::DeleteQueue(c) => self.delete_queue(&c).await.map(Reply::DeleteQueue),
+            Command::DeleteQueue(c) => self
+                .delete_queue(&ctx.scope, &c)
+                .await
+                .map(Reply::DeleteQueue),
             Command::GetQueueAttributes(c) => self
-                .get_queue_attributes(&c)
+                .get_queue_attributes(&ctx.scope, &c)
                 .await
                 .map(Reply::GetQueueAttributes),
             Command::SetQueueAttributes(c) => self
-                .set_queue_attributes(&c)
+                .set_queue_attributes(&ctx.scope, &c)
                 .await
                 .map(Reply::SetQueueAttributes),
             Command::SendMessage(c) => self.send_message(ctx, c).await.map(Reply::SendMessage),
             Command::ReceiveMessage(c) => self
-                .receive_message(&c, ctx.random_order)
+                .receive_message(&ctx.scope, &c, ctx.random_order)
                 .await
                 .map(Reply::ReceiveMessage),
-            Command::DeleteMessage(c) => self.delete_message(&c).await.map(Reply::DeleteMessage),
+            Command::DeleteMessage(c) => self
+                .delete_message(&ctx.scope, &c)
+                .await
+                .map(Reply::DeleteMessage),
             Command::ChangeMessageVisibility(c) => self
-                .change_message_visibility(&c)
+                .change_message_visibility(&ctx.scope, &c)
                 .await
                 .map(Reply::ChangeMessageVisibility),
             Command::SendMessageBatch(c) => self
@@ -412,20 +387,31 @@ impl Engine {
                 .await
                 .map(Reply::SendMessageBatch),
             Command::DeleteMessageBatch(c) => self
-                .delete_message_batch(&c)
+                .delete_message_batch(&ctx.scope, &c)
                 .await
                 .map(Reply::DeleteMessageBatch),
             Command::ChangeMessageVisibilityBatch(c) => self
-                .change_message_visibility_batch(&c)
+                .change_message_visibility_batch(&ctx.scope, &c)
                 .await
                 .map(Reply::ChangeMessageVisibilityBatch),
-            Command::PurgeQueue(c) => self.purge_queue(&c).await.map(Reply::PurgeQueue),
-            Command::TagQueue(c) => self.tag_queue(&c).await.map(Reply::TagQueue),
-            Command::UntagQueue(c) => self.untag_queue(&c).await.map(Reply::UntagQueue),
-            Command::ListQueueTags(c) => self.list_queue_tags(&c).map(Reply::ListQueueTags),
-            Command::AddPermission(c) => self.add_permission(&c).await.map(Reply::AddPermission),
+            Command::PurgeQueue(c) => self
+                .purge_queue(&ctx.scope, &c)
+                .await
+                .map(Reply::PurgeQueue),
+            Command::TagQueue(c) => self.tag_queue(&ctx.scope, &c).await.map(Reply::TagQueue),
+            Command::UntagQueue(c) => self
+                .untag_queue(&ctx.scope, &c)
+                .await
+                .map(Reply::UntagQueue),
+            Command::ListQueueTags(c) => self
+                .list_queue_tags(&ctx.scope, &c)
+                .map(Reply::ListQueueTags),
+            Command::AddPermission(c) => self
+                .add_permission(&ctx.scope, &c)
+                .await
+                .map(Reply::AddPermission),
             Command::RemovePermission(c) => self
-                .remove_permission(&c)
+                .remove_permission(&ctx.scope, &c)
                 .await
                 .map(Reply::RemovePermission),
             Command::ListDeadLetterSourceQueues(c) => self
@@ -470,10 +456,9 @@ impl Engine {
     }
 
     /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id: the
-    /// account and region the URL names, else the request's.
-    fn resolve(&self, reg: &Registry, url: &str) -> SqsResult<u64> {
+    /// account and region the URL names, else those of `scope` (the request's).
+    fn resolve(&self, reg: &Registry, scope: &Scope, url: &str) -> SqsResult<u64> {
         let parts = scope::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
-        let scope = self.current_scope();
         let account = parts.account.unwrap_or(&scope.account);
         let region = parts.region.unwrap_or(&scope.region);
         reg.id_in(account, region, parts.name)
@@ -481,14 +466,19 @@ impl Engine {
     }
 
     /// The queue a `QueueUrl` names.
-    fn queue<'a>(&self, reg: &'a Registry, url: &str) -> SqsResult<&'a Queue> {
-        let id = self.resolve(reg, url)?;
+    fn queue<'a>(&self, reg: &'a Registry, scope: &Scope, url: &str) -> SqsResult<&'a Queue> {
+        let id = self.resolve(reg, scope, url)?;
         reg.get(id).ok_or_else(SqsError::queue_does_not_exist)
     }
 
     /// The queue a `QueueUrl` names, for changing it under the lock.
-    fn queue_mut<'a>(&self, reg: &'a mut Registry, url: &str) -> SqsResult<&'a mut Queue> {
-        let id = self.resolve(reg, url)?;
+    fn queue_mut<'a>(
+        &self,
+        reg: &'a mut Registry,
+        scope: &Scope,
+        url: &str,
+    ) -> SqsResult<&'a mut Queue> {
+        let id = self.resolve(reg, scope, url)?;
         reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)
     }
 

@@ -6,7 +6,7 @@ use super::index::Phase;
 use super::receipt::fingerprint;
 use super::store::record::StateRecord;
 use super::store::schema::Op;
-use crate::command::{Message, ReceiveMessage};
+use crate::command::{Message, ReceiveMessage, Scope};
 use crate::error::SqsResult;
 
 /// The receipt handle LocalStack gives peeked messages; it deletes nothing.
@@ -50,7 +50,7 @@ pub struct QueueCounts {
     /// Queue name.
     pub name: String,
     /// The queue's account and region.
-    pub scope: crate::command::Scope,
+    pub scope: Scope,
     /// Receivable now.
     pub visible: usize,
     /// In flight.
@@ -61,15 +61,24 @@ pub struct QueueCounts {
 
 impl Engine {
     /// Lists a queue's messages in queue order without touching visibility or receive counts.
-    /// Visible messages always; in-flight and delayed ones on request.
+    /// Visible messages always; in-flight and delayed ones on request. A `queue_url` that names
+    /// no account or region is looked up in `scope`'s.
     pub fn peek(
         &self,
+        scope: &Scope,
         queue_url: &str,
         show_invisible: bool,
         show_delayed: bool,
     ) -> SqsResult<Vec<Message>> {
-        self.peek_page(queue_url, show_invisible, show_delayed, 0, usize::MAX)
-            .map(|(page, _)| page)
+        self.peek_page(
+            scope,
+            queue_url,
+            show_invisible,
+            show_delayed,
+            0,
+            usize::MAX,
+        )
+        .map(|(page, _)| page)
     }
 
     /// One page of [`Engine::peek`]: up to `max` messages from position `from` (a value a
@@ -78,6 +87,7 @@ impl Engine {
     /// whole.
     pub fn peek_page(
         &self,
+        scope: &Scope,
         queue_url: &str,
         show_invisible: bool,
         show_delayed: bool,
@@ -86,7 +96,7 @@ impl Engine {
     ) -> SqsResult<(Vec<Message>, Option<u64>)> {
         let now = self.now();
         let mut reg = self.lock();
-        let q = self.queue_mut(&mut reg, queue_url)?;
+        let q = self.queue_mut(&mut reg, scope, queue_url)?;
         q.promote(now);
         let all = ReceiveMessage {
             message_system_attribute_names: vec!["All".into()],
@@ -126,6 +136,7 @@ impl Engine {
     /// rendered; the count is one pass over the queue's index under the lock.
     pub fn inspect(
         &self,
+        scope: &Scope,
         queue_url: &str,
         state: Option<PeekState>,
         id: Option<&str>,
@@ -134,7 +145,7 @@ impl Engine {
     ) -> SqsResult<(usize, Vec<Inspected>)> {
         let now = self.now();
         let mut reg = self.lock();
-        let q = self.queue_mut(&mut reg, queue_url)?;
+        let q = self.queue_mut(&mut reg, scope, queue_url)?;
         q.promote(now);
         let all = ReceiveMessage {
             message_system_attribute_names: vec!["All".into()],
@@ -176,13 +187,18 @@ impl Engine {
 
     /// Deletes the message with this id, whatever its state, without a receipt handle (the web
     /// console). Answers whether there was one.
-    pub async fn delete_by_id(&self, queue_url: &str, message_id: &str) -> SqsResult<bool> {
+    pub async fn delete_by_id(
+        &self,
+        scope: &Scope,
+        queue_url: &str,
+        message_id: &str,
+    ) -> SqsResult<bool> {
         let Ok(wanted) = uuid::Uuid::parse_str(message_id) else {
             return Ok(false);
         };
         let (found, commit) = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, queue_url)?;
             let fp = fingerprint(wanted.as_bytes());
             let candidates: Vec<u64> = q
                 .messages()

@@ -24,7 +24,7 @@ use super::redrive;
 use super::registry::Registry;
 use super::store::schema::{Commit, Op};
 use crate::command::validate;
-use crate::command::{ReceiveMessage, ReceiveMessageResult};
+use crate::command::{ReceiveMessage, ReceiveMessageResult, Scope};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// AWS's OverLimit text for a receive past the in-flight limit [V, old: raw AWS XML of 2014 in
@@ -52,6 +52,7 @@ enum Step {
 impl Engine {
     pub(super) async fn receive_message(
         &self,
+        scope: &Scope,
         c: &ReceiveMessage,
         random_order: Option<u64>,
     ) -> SqsResult<ReceiveMessageResult> {
@@ -62,7 +63,7 @@ impl Engine {
             let now = self.now();
             let step = {
                 let mut reg = self.lock();
-                let id = match self.resolve(&reg, &c.queue_url) {
+                let id = match self.resolve(&reg, scope, &c.queue_url) {
                     Ok(id) => id,
                     // The queue went away while we were parked: answer empty.
                     Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),

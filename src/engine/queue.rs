@@ -13,7 +13,7 @@ use crate::command::validate;
 use crate::command::{
     CreateQueue, CreateQueueResult, DeleteQueue, GetQueueAttributes, GetQueueAttributesResult,
     GetQueueUrl, GetQueueUrlResult, ListQueues, ListQueuesResult, PurgeQueue, RequestContext,
-    SetQueueAttributes,
+    Scope, SetQueueAttributes,
 };
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -80,11 +80,11 @@ impl Engine {
             )));
         }
         let now = self.now();
-        let scope = self.current_scope();
+        let scope: &Scope = &ctx.scope;
         let commit = {
             let mut reg = self.lock();
-            let settings = self.settings(&reg, &c.queue_name, fifo, validated)?;
-            if let Some(q) = reg.id_of(&scope, &c.queue_name).and_then(|id| reg.get(id)) {
+            let settings = self.settings(&reg, scope, &c.queue_name, fifo, validated)?;
+            if let Some(q) = reg.id_of(scope, &c.queue_name).and_then(|id| reg.get(id)) {
                 let current = q.attributes().to_map();
                 if let Some(s) = settings.iter().find(|s| {
                     let v = s.text();
@@ -128,7 +128,7 @@ impl Engine {
                 let tags = c.tags.into_iter().collect();
                 let q = Queue::create(
                     reg.next_id(),
-                    (*scope).clone(),
+                    scope.clone(),
                     c.queue_name.clone(),
                     attrs,
                     tags,
@@ -140,7 +140,7 @@ impl Engine {
         };
         self.commit(commit).await?;
         Ok(CreateQueueResult {
-            queue_url: self.queue_url(ctx, &scope, &c.queue_name),
+            queue_url: self.queue_url(ctx, scope, &c.queue_name),
         })
     }
 
@@ -152,7 +152,7 @@ impl Engine {
         if c.queue_name.is_empty() {
             return Err(SqsError::missing("QueueName"));
         }
-        let mut scope = (*self.current_scope()).clone();
+        let mut scope = Scope::clone(&ctx.scope);
         if let Some(owner) = &c.queue_owner_aws_account_id {
             owner.clone_into(&mut scope.account);
         }
@@ -170,10 +170,10 @@ impl Engine {
         c: &ListQueues,
     ) -> SqsResult<ListQueuesResult> {
         let prefix = c.queue_name_prefix.as_deref().unwrap_or("");
-        let scope = self.current_scope();
+        let scope: &Scope = &ctx.scope;
         let names: Vec<String> = self
             .lock()
-            .names_in(&scope)
+            .names_in(scope)
             .filter(|n| n.starts_with(prefix))
             .cloned()
             .collect();
@@ -181,17 +181,17 @@ impl Engine {
         Ok(ListQueuesResult {
             queue_urls: names
                 .iter()
-                .map(|n| self.queue_url(ctx, &scope, n))
+                .map(|n| self.queue_url(ctx, scope, n))
                 .collect(),
             next_token,
         })
     }
 
-    pub(super) async fn delete_queue(&self, c: &DeleteQueue) -> SqsResult<()> {
+    pub(super) async fn delete_queue(&self, scope: &Scope, c: &DeleteQueue) -> SqsResult<()> {
         let now = self.now();
         let commit = {
             let mut reg = self.lock();
-            let id = self.resolve(&reg, &c.queue_url)?;
+            let id = self.resolve(&reg, scope, &c.queue_url)?;
             let mut ops = vec![Op::DeleteQueue(id)];
             if let Some(q) = reg.remove(id) {
                 reg.tombstone(q.arn(), now);
@@ -204,11 +204,11 @@ impl Engine {
         self.commit(commit).await
     }
 
-    pub(super) async fn purge_queue(&self, c: &PurgeQueue) -> SqsResult<()> {
+    pub(super) async fn purge_queue(&self, scope: &Scope, c: &PurgeQueue) -> SqsResult<()> {
         let now = self.now();
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             if self.inner.cfg.enforce_cooloffs
                 && q.last_purge_ms().is_some_and(|at| now < at + COOLOFF_MS)
             {
@@ -229,12 +229,13 @@ impl Engine {
 
     pub(super) async fn get_queue_attributes(
         &self,
+        scope: &Scope,
         c: &GetQueueAttributes,
     ) -> SqsResult<GetQueueAttributesResult> {
         let now = self.now();
         let (out, commit) = {
             let mut reg = self.lock();
-            let id = self.resolve(&reg, &c.queue_url)?;
+            let id = self.resolve(&reg, scope, &c.queue_url)?;
             attributes::validate_names(&c.attribute_names)?;
             let q = reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)?;
             let mut ops = Vec::new();
@@ -275,15 +276,19 @@ impl Engine {
         Ok(GetQueueAttributesResult { attributes: out })
     }
 
-    pub(super) async fn set_queue_attributes(&self, c: &SetQueueAttributes) -> SqsResult<()> {
+    pub(super) async fn set_queue_attributes(
+        &self,
+        scope: &Scope,
+        c: &SetQueueAttributes,
+    ) -> SqsResult<()> {
         let now = self.now();
         let commit = {
             let mut reg = self.lock();
-            let q = self.queue(&reg, &c.queue_url)?;
+            let q = self.queue(&reg, scope, &c.queue_url)?;
             let (name, fifo) = (q.name().to_owned(), q.is_fifo());
             let validated = attributes::validate(&c.attributes, fifo, false)?;
-            let settings = self.settings(&reg, &name, fifo, validated)?;
-            let q = self.queue_mut(&mut reg, &c.queue_url)?;
+            let settings = self.settings(&reg, scope, &name, fifo, validated)?;
+            let q = self.queue_mut(&mut reg, scope, &c.queue_url)?;
             let op = q.update_attributes(&settings, now);
             self.inner.store.submit(vec![op])
         };

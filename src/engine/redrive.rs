@@ -15,6 +15,7 @@ use super::store::schema::Op;
 use crate::command::attributes::Setting;
 use crate::command::{
     ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RedrivePolicy, RequestContext,
+    Scope,
 };
 use crate::error::{SqsError, SqsResult};
 
@@ -56,6 +57,7 @@ impl Engine {
     pub(super) fn settings(
         &self,
         reg: &Registry,
+        scope: &Scope,
         name: &str,
         fifo: bool,
         validated: Vec<(String, String)>,
@@ -65,7 +67,7 @@ impl Engine {
             .map(|(k, v)| {
                 if k == "RedrivePolicy" && !v.is_empty() {
                     let policy = RedrivePolicy::parse(&v)?;
-                    self.check_target(reg, name, fifo, &policy, &v)?;
+                    self.check_target(reg, scope, name, fifo, &policy, &v)?;
                     return Ok(Setting::RedrivePolicy(Some(policy)));
                 }
                 Setting::parse(&k, v)
@@ -78,6 +80,7 @@ impl Engine {
     fn check_target(
         &self,
         reg: &Registry,
+        scope: &Scope,
         name: &str,
         fifo: bool,
         policy: &RedrivePolicy,
@@ -87,11 +90,10 @@ impl Engine {
         let invalid = |reason: &str| SqsError::invalid_param(text, "RedrivePolicy", reason);
         // A dead-letter queue must be in its source's account and region; one elsewhere is, from
         // the source's point of view, not there [E: AWS's text for that case is not recorded].
-        let scope = self.current_scope();
         let dlq = self
             .queue_by_arn(reg, target)
             .and_then(|id| reg.get(id))
-            .filter(|q| *q.scope() == *scope)
+            .filter(|q| q.scope() == scope)
             .ok_or_else(|| invalid("Dead letter target does not exist."))?;
         if dlq.is_fifo() != fifo {
             return Err(invalid(
@@ -120,7 +122,7 @@ impl Engine {
     ) -> SqsResult<ListDeadLetterSourceQueuesResult> {
         let names = {
             let reg = self.lock();
-            let dlq = self.queue(&reg, &c.queue_url)?;
+            let dlq = self.queue(&reg, &ctx.scope, &c.queue_url)?;
             (reg.dead_letter_sources(&dlq.arn()), dlq.scope().clone())
         };
         let (names, scope) = names;

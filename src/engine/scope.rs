@@ -1,39 +1,13 @@
-//! Engine layer: where a queue lives, its account and region, and how a request picks them.
+//! Engine layer: where a queue URL or ARN says a queue lives: its account, region and name.
 //!
-//! Queues are keyed by (account, region, name): `q` in us-east-1 and `q` in eu-west-1 are two
-//! queues (docs/protocol.md §1.1, G-24). A request's scope is decided once, in
-//! [`super::Engine::execute`]: the region of its SigV4 credential scope, else the configured
-//! one; the account of its access key id when that is 12 digits (LocalStack's convention),
-//! else the configured one. Queue URLs and ARNs then override it: the account (and, for the
-//! LocalStack forms, the region) in a queue URL names the queue addressed.
-//!
-//! The scope travels with the request as a tokio task-local, so the many engine methods that
-//! resolve a `QueueUrl` read it without each growing a parameter; background work (move tasks,
-//! the sweeper) addresses queues by id or by ARN and never needs it.
-
-use std::sync::Arc;
+//! Queues are keyed by (account, region, name) ([`Scope`]). A request's own scope is decided
+//! by the caller, usually with `Engine::scope_for` (the region of its SigV4 credential scope,
+//! the account of a 12-digit access key id, else the configured ones), and travels in its
+//! `RequestContext`. Queue URLs and ARNs then override it: the account (and, for the
+//! LocalStack forms, the region) in a queue URL names the queue addressed. Background work
+//! (move tasks, the sweeper) addresses queues by id or by ARN and never needs a scope.
 
 use crate::command::Scope;
-
-tokio::task_local! {
-    /// The scope of the request being executed (shared: most requests use the configured one).
-    static REQUEST_SCOPE: Arc<Scope>;
-}
-
-/// Runs `fut` with `scope` as the request scope.
-pub(super) async fn within<F: std::future::Future>(scope: Arc<Scope>, fut: F) -> F::Output {
-    REQUEST_SCOPE.scope(scope, fut).await
-}
-
-/// Runs `f` with `scope` as the request scope (synchronous engine calls such as the peek).
-pub(super) fn within_sync<R>(scope: Arc<Scope>, f: impl FnOnce() -> R) -> R {
-    REQUEST_SCOPE.sync_scope(scope, f)
-}
-
-/// The current request's scope, if one is set.
-pub(super) fn current() -> Option<Arc<Scope>> {
-    REQUEST_SCOPE.try_with(Arc::clone).ok()
-}
 
 /// What a `QueueUrl` names: a queue name, and the account and region when the URL carries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

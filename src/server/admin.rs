@@ -9,7 +9,7 @@ use serde_json::json;
 use super::faults::FaultRule;
 use super::push::PUSH_PATH;
 use super::{Shared, console};
-use crate::command::{Action, ReceiveMessageResult, Reply};
+use crate::command::{Action, ReceiveMessageResult, Reply, Scope};
 use crate::error::SqsError;
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -354,7 +354,7 @@ fn peek(
         .filter(|s| !s.is_empty())
         .collect();
     let engine = &shared.engine;
-    let mut scope = engine.default_scope();
+    let mut scope = Scope::clone(&engine.default_scope());
     let from_path = match segs.as_slice() {
         [region, account, name] => {
             (*region).clone_into(&mut scope.region);
@@ -388,9 +388,14 @@ fn peek(
             return wire::error_response(protocol, &err, request_id);
         }
     };
-    let result = engine.in_scope(scope, || {
-        engine.peek_page(&url, flag("ShowInvisible"), flag("ShowDelayed"), from, max)
-    });
+    let result = engine.peek_page(
+        &scope,
+        &url,
+        flag("ShowInvisible"),
+        flag("ShowDelayed"),
+        from,
+        max,
+    );
     let next = result.as_ref().ok().and_then(|(_, next)| *next);
     let result =
         result.map(|(messages, _)| Reply::ReceiveMessage(ReceiveMessageResult { messages }));

@@ -245,10 +245,7 @@ fn queues_page(shared: &Shared, base_url: &str, q: &ListQuery) -> Value {
 /// ListDeadLetterSourceQueues per queue of the page: the cost follows the page, not the
 /// number of queues.
 async fn mark_dead_letter_queues(shared: &Shared, base_url: &str, page: &mut Value) {
-    let ctx = RequestContext {
-        base_url: base_url.to_owned(),
-        ..RequestContext::default()
-    };
+    let ctx = RequestContext::new(base_url, shared.engine.default_scope());
     let Some(queues) = page["queues"].as_array_mut() else {
         return;
     };
@@ -301,11 +298,14 @@ pub(super) mod tests {
         }
     }
 
+    /// A context in the configured account and region of [`shared`]'s engine.
     pub(crate) fn ctx() -> RequestContext {
-        RequestContext {
-            base_url: BASE.into(),
-            ..RequestContext::default()
-        }
+        let o = EngineOptions::default();
+        let scope = crate::command::Scope {
+            account: o.account_id,
+            region: o.region,
+        };
+        RequestContext::new(BASE, Arc::new(scope))
     }
 
     pub(crate) fn get<'a>(path: &'a str, query: Option<&'a str>) -> WireRequest<'a> {

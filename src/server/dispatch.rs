@@ -14,7 +14,7 @@ use hyper::{Request, Response, StatusCode};
 
 use super::origin::{self, Verdict};
 use super::{Compat, Shared, admin, sigv4};
-use crate::command::{Action, Command, ReceiveMessageResult, Reply};
+use crate::command::{Action, Command, ReceiveMessageResult, Reply, RequestContext};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -170,10 +170,10 @@ async fn execute(
         );
     }
     if shared.options.compat == Compat::LocalStack
-        && let Some(region) = &d.ctx.region
+        && let Some(region) = &d.region
     {
         // LocalStack's queue URLs name the region the client signed for.
-        d.ctx.base_url = localstack_base(region, port_of(&req.base_url));
+        d.base_url = localstack_base(region, port_of(&req.base_url));
     }
     let faults = &shared.faults;
     // The queue's name is wanted for the debug log line and by fault rules; without either,
@@ -204,7 +204,15 @@ async fn execute(
             }
             _ => Vec::new(),
         };
-        let mut ctx = d.ctx;
+        let scope = shared
+            .engine
+            .scope_for(d.access_key.as_deref(), d.region.as_deref());
+        let mut ctx = RequestContext {
+            base_url: d.base_url,
+            trace_header: d.trace_header,
+            scope,
+            random_order: None,
+        };
         if matches!(d.command, Command::ReceiveMessage(_)) {
             ctx.random_order = faults.reorder_seed(queue.as_deref());
         }

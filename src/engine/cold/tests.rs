@@ -26,10 +26,7 @@ fn open(dir: &tempfile::TempDir, cache: usize, seed: u64) -> (Engine, Arc<Manual
 }
 
 async fn run(e: &Engine, cmd: Command) -> Reply {
-    let ctx = RequestContext {
-        base_url: "http://localhost:9324".into(),
-        ..RequestContext::default()
-    };
+    let ctx = RequestContext::new("http://localhost:9324", e.default_scope());
     e.execute(&ctx, cmd).await.expect("the command succeeds")
 }
 
@@ -180,14 +177,20 @@ async fn a_restart_loads_no_bodies_and_reads_them_when_needed() {
         0,
         "no record is loaded at start-up"
     );
-    let peeked = e.peek(URL, false, false).expect("peeks");
+    let peeked = e
+        .peek(&e.default_scope(), URL, false, false)
+        .expect("peeks");
     check_bodies(&ids, &peeked);
     let (total, page) = e
-        .inspect(URL, None, Some(&ids[7]), 0, 10)
+        .inspect(&e.default_scope(), URL, None, Some(&ids[7]), 0, 10)
         .expect("inspects");
     assert_eq!((total, page.len()), (1, 1));
     assert_eq!(page[0].message.body, body(7));
-    assert!(e.delete_by_id(URL, &ids[3]).await.expect("deletes"));
+    assert!(
+        e.delete_by_id(&e.default_scope(), URL, &ids[3])
+            .await
+            .expect("deletes")
+    );
     let got = receive_all(&e, URL).await;
     assert_eq!(got.len(), 29);
     assert!(got.iter().all(|m| m.message_id != ids[3]));
@@ -202,8 +205,16 @@ async fn purged_and_deleted_cold_messages_are_never_shown() {
     let (e, _) = open(&dir, 0, 5);
     create(&e, "q", &[]).await;
     let ids = send(&e, 20).await;
-    assert!(e.delete_by_id(URL, &ids[0]).await.expect("deletes"));
-    assert!(!e.delete_by_id(URL, &ids[0]).await.expect("deletes"));
+    assert!(
+        e.delete_by_id(&e.default_scope(), URL, &ids[0])
+            .await
+            .expect("deletes")
+    );
+    assert!(
+        !e.delete_by_id(&e.default_scope(), URL, &ids[0])
+            .await
+            .expect("deletes")
+    );
     run(
         &e,
         Command::PurgeQueue(PurgeQueue {
@@ -212,7 +223,11 @@ async fn purged_and_deleted_cold_messages_are_never_shown() {
     )
     .await;
     assert!(receive_all(&e, URL).await.is_empty());
-    assert!(e.peek(URL, true, true).expect("peeks").is_empty());
+    assert!(
+        e.peek(&e.default_scope(), URL, true, true)
+            .expect("peeks")
+            .is_empty()
+    );
     // Sent after the purge, evicted, and read back: the new messages only.
     let ids = send(&e, 5).await;
     check_bodies(&ids, &receive_all(&e, URL).await);
@@ -289,7 +304,9 @@ async fn a_message_deleted_between_pick_and_read_is_left_out() {
     let opts = super::super::poll::receive_options(&c).expect("valid options");
     let (picked, commit) = {
         let mut reg = e.lock();
-        let id = e.resolve(&reg, URL).expect("the queue exists");
+        let id = e
+            .resolve(&reg, &e.default_scope(), URL)
+            .expect("the queue exists");
         let mut ops = Vec::new();
         let now = clock.now_ms();
         let picked = e
@@ -298,7 +315,11 @@ async fn a_message_deleted_between_pick_and_read_is_left_out() {
         (picked, e.submit_puts(&mut reg, ops))
     };
     commit.wait().await.expect("commits");
-    assert!(e.delete_by_id(URL, &ids[2]).await.expect("deletes"));
+    assert!(
+        e.delete_by_id(&e.default_scope(), URL, &ids[2])
+            .await
+            .expect("deletes")
+    );
     let got = e.complete(picked, &c);
     assert_eq!(got.len(), 5);
     assert!(got.iter().all(|m| m.message_id != ids[2]));

@@ -204,10 +204,7 @@ mod tests {
     }
 
     async fn run(e: &Engine, cmd: Command) -> Reply {
-        let ctx = RequestContext {
-            base_url: BASE.into(),
-            ..RequestContext::default()
-        };
+        let ctx = RequestContext::new(BASE, e.default_scope());
         e.execute(&ctx, cmd).await.expect("succeeds")
     }
 

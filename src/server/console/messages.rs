@@ -68,7 +68,7 @@ fn segments(path: &str) -> Vec<&str> {
 /// configured ones.
 fn scope_of(shared: &Shared, req: &WireRequest<'_>) -> Scope {
     let f = crate::wire::form_fields(req.query, &[]).unwrap_or_default();
-    let mut scope = shared.engine.default_scope();
+    let mut scope = Scope::clone(&shared.engine.default_scope());
     if let Some(r) = f.get("region").filter(|r| !r.is_empty()) {
         r.clone_into(&mut scope.region);
     }
@@ -138,7 +138,7 @@ pub(in crate::server) async fn delete_message(
                 return no_queue(name);
             }
             let url = url_of(req, &scope, name);
-            match shared.engine.delete_by_id(&url, id).await {
+            match shared.engine.delete_by_id(&scope, &url, id).await {
                 Ok(true) => json_response(200, &json!({ "deleted": id })),
                 Ok(false) => error(404, &format!("no message {id:?} in {name}")),
                 Err(e) => error(500, &e.message),
@@ -186,7 +186,7 @@ async fn page(shared: &Shared, req: &WireRequest<'_>, name: &str) -> Result<Valu
     });
     let (total, found) = shared
         .engine
-        .inspect(&url, state, q.id.as_deref(), q.offset, q.limit)
+        .inspect(&scope, &url, state, q.id.as_deref(), q.offset, q.limit)
         .map_err(|e| error(404, &e.message))?;
     let messages: Vec<Value> = found
         .iter()

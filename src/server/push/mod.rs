@@ -405,7 +405,10 @@ impl PushTargets {
         });
         if self
             .engine
-            .execute(&RequestContext::default(), lookup)
+            .execute(
+                &RequestContext::new(String::new(), self.engine.default_scope()),
+                lookup,
+            )
             .await
             .is_err()
         {
