@@ -95,9 +95,6 @@ pub struct RequestContext {
     /// The account and region the request acts in (a queue URL naming others overrides it).
     /// Shared: most requests act in the configured one.
     pub scope: Arc<Scope>,
-    /// Standard queues: take receivable messages in random order rather than oldest first,
-    /// drawn from this seed (set by a fault-injection `reorder` rule; never for FIFO queues).
-    pub random_order: Option<u64>,
 }
 
 impl RequestContext {
@@ -108,7 +105,6 @@ impl RequestContext {
             base_url: base_url.into(),
             trace_header: None,
             scope,
-            random_order: None,
         }
     }
 }

@@ -69,6 +69,9 @@ pub struct EngineOptions {
     pub enforce_cooloffs: bool,
     /// For tests: a switch that makes the data file's writes fail as on a full disk.
     pub disk_faults: Option<Arc<DiskFaults>>,
+    /// The order a standard queue's receive takes messages in, when not oldest first (the
+    /// server installs its fault rules here, for `reorder`). `None`: always oldest first.
+    pub receive_order: Option<Arc<dyn ReceiveOrder>>,
     /// Most messages in flight per queue, AWS's 120,000 by default (docs/protocol.md §6.8):
     /// past it a short-poll receive on a standard queue fails with OverLimit and a FIFO receive
     /// returns nothing more; FIFO receives also look for available groups only among a queue's
@@ -91,10 +94,22 @@ impl Default for EngineOptions {
             body_cache_bytes: 32 << 20,
             enforce_cooloffs: false,
             disk_faults: None,
+            receive_order: None,
             max_inflight: Some(120_000),
             max_queues: Some(100_000),
         }
     }
+}
+
+/// An extension point for the order in which a ReceiveMessage on a standard queue takes the
+/// messages it may receive: oldest first unless [`ReceiveOrder::seed`] gives a seed, from
+/// which the order is then drawn. Installed with [`EngineOptions::receive_order`].
+pub trait ReceiveOrder: Send + Sync + std::fmt::Debug {
+    /// For one ReceiveMessage on the standard queue named `queue_name` (the name its queue
+    /// URL gives): a seed to take receivable messages in random order from, or `None` for
+    /// oldest first. Asked once per request, before the request is checked; never for FIFO
+    /// queues, whose order is their guarantee.
+    fn seed(&self, queue_name: &str) -> Option<u64>;
 }
 
 struct Inner {
@@ -371,7 +386,7 @@ impl Engine {
                 .map(Reply::SetQueueAttributes),
             Command::SendMessage(c) => self.send_message(ctx, c).await.map(Reply::SendMessage),
             Command::ReceiveMessage(c) => self
-                .receive_message(&ctx.scope, &c, ctx.random_order)
+                .receive_message(&ctx.scope, &c)
                 .await
                 .map(Reply::ReceiveMessage),
             Command::DeleteMessage(c) => self

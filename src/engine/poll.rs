@@ -22,6 +22,7 @@ use super::message::{MAX_VISIBILITY_S, render};
 use super::receipt::Receipt;
 use super::redrive;
 use super::registry::Registry;
+use super::scope;
 use super::store::schema::{Commit, Op};
 use crate::command::validate;
 use crate::command::{ReceiveMessage, ReceiveMessageResult, Scope};
@@ -36,8 +37,8 @@ pub(super) const TOO_MANY_IN_FLIGHT: &str = "Too many messages have been receive
 pub(super) struct ReceiveOptions {
     pub max: usize,
     pub visibility_s: Option<u64>,
-    /// Standard queues only: pick receivable messages at random, from this seed (fault
-    /// injection).
+    /// Standard queues only: pick receivable messages at random, from this seed (given by the
+    /// installed `ReceiveOrder`).
     pub random_order: Option<u64>,
     /// The receive does not wait (WaitTimeSeconds, or the queue's default, is 0): only then
     /// does a standard queue at its in-flight limit answer OverLimit (§6.8).
@@ -54,8 +55,8 @@ impl Engine {
         &self,
         scope: &Scope,
         c: &ReceiveMessage,
-        random_order: Option<u64>,
     ) -> SqsResult<ReceiveMessageResult> {
+        let random_order = self.receive_seed(&c.queue_url);
         let mut opts = receive_options(c)?;
         opts.random_order = random_order;
         let mut deadline: Option<u64> = None;
@@ -114,6 +115,18 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// The seed of a random receive order for the queue `queue_url` names, when the installed
+    /// `ReceiveOrder` gives one. Asked only for standard queues: a name that ends in `.fifo`
+    /// is a FIFO queue's (§6.2). Asked before the lock, once per request.
+    fn receive_seed(&self, queue_url: &str) -> Option<u64> {
+        let order = self.inner.cfg.receive_order.as_deref()?;
+        let name = scope::parse_url(queue_url)?.name;
+        if name.ends_with(".fifo") {
+            return None;
+        }
+        order.seed(name)
     }
 
     /// One receive attempt under the lock: expires, promotes, then takes up to `opts.max`

@@ -207,15 +207,11 @@ async fn execute(
         let scope = shared
             .engine
             .scope_for(d.access_key.as_deref(), d.region.as_deref());
-        let mut ctx = RequestContext {
+        let ctx = RequestContext {
             base_url: d.base_url,
             trace_header: d.trace_header,
             scope,
-            random_order: None,
         };
-        if matches!(d.command, Command::ReceiveMessage(_)) {
-            ctx.random_order = faults.reorder_seed(queue.as_deref());
-        }
         let mut result = shared.engine.execute(&ctx, d.command).await;
         if let (Ok(Reply::ReceiveMessage(r)), Some(q)) = (&mut result, &queue) {
             faults.after_receive(q, max, &mut r.messages);

@@ -17,6 +17,7 @@ use prometheus_client::metrics::family::Family;
 use serde::{Deserialize, Serialize};
 
 use crate::command::{Action, Command, Message};
+use crate::engine::ReceiveOrder;
 use crate::error::{ErrorCode, SqsError};
 
 /// Most fault rules active at once: every SQS request is checked against each of them, so an
@@ -195,6 +196,26 @@ fn is_fifo(queue: Option<&str>) -> bool {
     queue.is_some_and(|q| q.ends_with(".fifo"))
 }
 
+/// `reorder` rules: the engine asks, for each receive on a standard queue, whether to take
+/// messages in random order.
+impl ReceiveOrder for Faults {
+    /// When a receive on `queue_name` should take messages in random order: the seed to draw
+    /// it from, taken from the matching rule's generator.
+    fn seed(&self, queue_name: &str) -> Option<u64> {
+        let queue = Some(queue_name);
+        if self.none() || is_fifo(queue) {
+            return None;
+        }
+        let seed = self
+            .lock()
+            .iter_mut()
+            .find(|a| a.rule.reorder && a.rule.matches(Action::ReceiveMessage, queue))
+            .map(|a| a.rng.u64(..))?;
+        self.count("reorder");
+        Some(seed)
+    }
+}
+
 impl Faults {
     /// No rules.
     #[must_use]
@@ -278,21 +299,6 @@ impl Faults {
         let mut rules = self.lock();
         rules.clear();
         self.active.store(0, Ordering::Release);
-    }
-
-    /// When a receive on `queue` should take messages in random order: the seed to draw it
-    /// from, taken from the matching rule's generator.
-    pub(super) fn reorder_seed(&self, queue: Option<&str>) -> Option<u64> {
-        if self.none() || is_fifo(queue) {
-            return None;
-        }
-        let seed = self
-            .lock()
-            .iter_mut()
-            .find(|a| a.rule.reorder && a.rule.matches(Action::ReceiveMessage, queue))
-            .map(|a| a.rng.u64(..))?;
-        self.count("reorder");
-        Some(seed)
     }
 
     /// Decides what happens to a request before it runs.

@@ -30,7 +30,7 @@ use tokio::task::JoinHandle;
 pub use conn::ConnectionLimits;
 pub use origin::CorsOrigins;
 
-use crate::engine::{Clock, Engine, EngineOptions, IdGen, RandomIds, SystemClock};
+use crate::engine::{Clock, Engine, EngineOptions, IdGen, RandomIds, ReceiveOrder, SystemClock};
 
 /// Default request body limit, a bound on memory rather than an SQS rule: SQS's own limits
 /// (message and batch sizes) are checked on the decoded values. A valid 1 MiB message can grow
@@ -290,6 +290,7 @@ impl Server {
     /// Opens the engine, binds the port and starts serving.
     pub async fn start(self) -> Result<RunningServer, Box<dyn std::error::Error + Send + Sync>> {
         let clock = Arc::new(clock::ControlledClock::new(self.clock));
+        let faults = Arc::new(faults::Faults::new());
         let engine = Engine::open(
             EngineOptions {
                 account_id: self.options.account_id.clone(),
@@ -300,6 +301,7 @@ impl Server {
                 max_inflight: self.max_inflight,
                 max_queues: self.max_queues,
                 body_cache_bytes: self.body_cache_bytes,
+                receive_order: Some(Arc::clone(&faults) as Arc<dyn ReceiveOrder>),
                 ..EngineOptions::default()
             },
             Arc::clone(&clock) as Arc<dyn Clock>,
@@ -310,7 +312,6 @@ impl Server {
             None => setup::Setup::default(),
         };
         startup.fault.splice(0..0, self.faults);
-        let faults = Arc::new(faults::Faults::new());
         let push = Arc::new(push::PushTargets::new(
             engine.clone(),
             Arc::clone(&clock) as Arc<dyn Clock>,

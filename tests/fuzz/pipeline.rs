@@ -163,7 +163,6 @@ impl Pipeline {
             base_url: decoded.base_url,
             trace_header: decoded.trace_header,
             scope,
-            random_order: None,
         };
         let result = block_on(self.engine.execute(&ctx, decoded.command));
         let resp = wire::encode(decoded.protocol, action, &result, request_id);
