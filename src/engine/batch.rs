@@ -8,10 +8,10 @@
 use std::collections::HashSet;
 
 use super::Engine;
-use super::fifo;
 use super::message::change_visibility;
+use super::model::fifo;
+use super::model::queue::Queue;
 use super::prepare::Prepared;
-use super::queue_state::Queue;
 use super::store::schema::Op;
 use crate::command::validate::short_name;
 use crate::command::{

@@ -10,9 +10,9 @@
 
 use super::Engine;
 use super::message::render;
-use super::queue_state::Queue;
-use super::receipt::fingerprint;
-use super::registry::Registry;
+use super::model::queue::Queue;
+use super::model::receipt::fingerprint;
+use super::model::registry::Registry;
 use super::store::packed::PackedRecord;
 use super::store::record::{MessageRecord, StateRecord};
 use super::store::schema::{Commit, Op};

@@ -2,11 +2,11 @@
 //! after the store recovers from a failing disk.
 
 use super::EngineOptions;
-use super::queue_state::Queue;
-use super::registry::Registry;
+use super::model::queue::Queue;
+use super::model::registry::Registry;
+use super::model::task::Task;
 use super::store::scan::Loaded;
 use super::store::schema::{Row, StoreError};
-use super::task::Task;
 use crate::command::Scope;
 
 /// A registry filled by `load`, which streams rows into the sink it is given and returns the

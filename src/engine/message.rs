@@ -6,11 +6,11 @@
 //! ([`Queue::wake_after`]).
 
 use super::Engine;
-use super::fifo;
-use super::index::Phase;
+use super::model::fifo;
+use super::model::index::msg::Phase;
+use super::model::queue::Queue;
+use super::model::receipt::{Receipt, fingerprint};
 use super::prepare::Prepared;
-use super::queue_state::Queue;
-use super::receipt::{Receipt, fingerprint};
 use super::store::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
 use super::store::schema::Op;
 use crate::command::checksum::{hex, md5_of_attributes};

@@ -12,24 +12,18 @@
 mod batch;
 pub mod clock;
 mod cold;
-mod fifo;
-mod index;
 mod load;
 mod message;
 mod metadata;
 pub mod metrics;
+mod model;
 mod movetask;
 pub mod peek;
 mod poll;
 mod prepare;
 mod queue;
-mod queue_state;
-mod receipt;
 mod redrive;
-mod registry;
-pub mod scope;
 mod store;
-mod task;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,8 +34,8 @@ use crate::error::{SqsError, SqsResult};
 
 pub use crate::command::{Scope, is_account_id};
 pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
-use queue_state::Queue;
-use registry::Registry;
+use model::queue::Queue;
+use model::registry::Registry;
 pub use store::disk::DiskFaults;
 use store::handle::Store;
 use store::schema::Commit;
@@ -473,7 +467,7 @@ impl Engine {
     /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id: the
     /// account and region the URL names, else those of `scope` (the request's).
     fn resolve(&self, reg: &Registry, scope: &Scope, url: &str) -> SqsResult<u64> {
-        let parts = scope::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
+        let parts = model::address::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
         let account = parts.account.unwrap_or(&scope.account);
         let region = parts.region.unwrap_or(&scope.region);
         reg.id_in(account, region, parts.name)
@@ -499,7 +493,7 @@ impl Engine {
 
     /// The id of the queue an ARN names (in the ARN's account and region).
     fn queue_by_arn(&self, reg: &Registry, arn: &str) -> Option<u64> {
-        let (scope, name) = scope::parse_arn(arn)?;
+        let (scope, name) = model::address::parse_arn(arn)?;
         reg.id_of(&scope, name)
     }
 

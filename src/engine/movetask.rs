@@ -12,11 +12,11 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 
 use super::Engine;
-use super::queue_state::Queue;
-use super::registry::Registry;
+use super::model::queue::Queue;
+use super::model::registry::Registry;
+use super::model::task::{Task, TaskStatus};
 use super::store::record::StateRecord;
 use super::store::schema::Op;
-use super::task::{Task, TaskStatus};
 use crate::command::{
     CancelMessageMoveTask, CancelMessageMoveTaskResult, ListMessageMoveTasks,
     ListMessageMoveTasksResult, ListMessageMoveTasksResultEntry, StartMessageMoveTask,
@@ -103,7 +103,7 @@ impl Engine {
                     "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
                 ));
             }
-            let id = super::task::new_task_id(now, reg.tasks(), &self.inner.ids.uuid());
+            let id = super::model::task::new_task_id(now, reg.tasks(), &self.inner.ids.uuid());
             let handle =
                 STANDARD.encode(json!({ "taskId": id, "sourceArn": c.source_arn }).to_string());
             let task = Task {
@@ -120,10 +120,10 @@ impl Engine {
             };
             let mut ops = vec![task.put_op()];
             reg.tasks_mut().push(task.clone());
-            super::task::forget_tasks(
+            super::model::task::forget_tasks(
                 reg.tasks_mut(),
                 &c.source_arn,
-                super::task::KEPT_PER_SOURCE,
+                super::model::task::KEPT_PER_SOURCE,
                 &mut ops,
             );
             (task, self.inner.store.submit(ops))

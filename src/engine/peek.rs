@@ -2,8 +2,8 @@
 //! peek, queue counters for health and metrics, and the reset that drops all state.
 
 use super::Engine;
-use super::index::Phase;
-use super::receipt::fingerprint;
+use super::model::index::msg::Phase;
+use super::model::receipt::fingerprint;
 use super::store::record::StateRecord;
 use super::store::schema::Op;
 use crate::command::{Message, ReceiveMessage, Scope};

@@ -19,10 +19,10 @@ use tokio::sync::futures::OwnedNotified;
 use super::Engine;
 use super::cold::{Picked, Taken};
 use super::message::{MAX_VISIBILITY_S, render};
-use super::receipt::Receipt;
+use super::model::address;
+use super::model::receipt::Receipt;
+use super::model::registry::Registry;
 use super::redrive;
-use super::registry::Registry;
-use super::scope;
 use super::store::schema::{Commit, Op};
 use crate::command::validate;
 use crate::command::{ReceiveMessage, ReceiveMessageResult, Scope};
@@ -122,7 +122,7 @@ impl Engine {
     /// is a FIFO queue's (§6.2). Asked before the lock, once per request.
     fn receive_seed(&self, queue_url: &str) -> Option<u64> {
         let order = self.inner.cfg.receive_order.as_deref()?;
-        let name = scope::parse_url(queue_url)?.name;
+        let name = address::parse_url(queue_url)?.name;
         if name.ends_with(".fifo") {
             return None;
         }

@@ -6,7 +6,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use super::Engine;
-use super::queue_state::Queue;
+use super::model::queue::Queue;
 use super::store::schema::Op;
 use crate::command::attributes::{self, QueueAttributes};
 use crate::command::validate;
@@ -196,7 +196,7 @@ impl Engine {
             if let Some(q) = reg.remove(id) {
                 reg.tombstone(q.arn(), now);
                 ops.push(Op::PutTombstone(q.arn(), now));
-                super::task::forget_tasks(reg.tasks_mut(), &q.arn(), 0, &mut ops);
+                super::model::task::forget_tasks(reg.tasks_mut(), &q.arn(), 0, &mut ops);
                 q.wake();
             }
             self.inner.store.submit(ops)

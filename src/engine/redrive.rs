@@ -8,8 +8,8 @@
 
 use super::Engine;
 
-use super::queue_state::Queue;
-use super::registry::Registry;
+use super::model::queue::Queue;
+use super::model::registry::Registry;
 use super::store::record::{MessageRecord, StateRecord};
 use super::store::schema::Op;
 use crate::command::attributes::Setting;

@@ -1,4 +1,4 @@
-//! Engine layer: FIFO bookkeeping: required ids, deduplication windows, sequence numbers and
+//! Engine layer, model: FIFO bookkeeping: required ids, deduplication windows, sequence numbers and
 //! receive-attempt retries (docs/protocol.md §6.9).
 //!
 //! Knows nothing of a queue's messages: picking messages group by group lives with the queue's
@@ -8,15 +8,15 @@ use std::collections::{HashMap, VecDeque};
 
 use sha2::{Digest, Sha256};
 
-use super::store::record::DedupRecord;
-use super::store::schema::Op;
 use crate::command::checksum::hex;
 use crate::command::validate;
 use crate::command::{Message, SendMessage};
+use crate::engine::store::record::DedupRecord;
+use crate::engine::store::schema::Op;
 use crate::error::{SqsError, SqsResult};
 
 /// How long a deduplication id or a receive attempt id is remembered.
-pub(super) const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
+pub(crate) const DEDUP_WINDOW_MS: u64 = 5 * 60 * 1000;
 
 /// A remembered receive, for ReceiveRequestAttemptId retries.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ struct Attempt {
 
 /// Per-queue FIFO bookkeeping.
 #[derive(Debug, Default)]
-pub(super) struct FifoState {
+pub(crate) struct FifoState {
     dedup: HashMap<String, DedupRecord>,
     order: VecDeque<(u64, String)>,
     last_sequence: u128,
@@ -140,16 +140,16 @@ impl FifoState {
 
 /// SHA-256 hex of the body: the content-based deduplication id (§6.9).
 #[must_use]
-pub(super) fn content_dedup_id(body: &str) -> String {
+pub(crate) fn content_dedup_id(body: &str) -> String {
     hex(&Sha256::digest(body.as_bytes()))
 }
 
 /// The text AWS gives when no deduplication id can be had (§5.5).
-pub(super) const NO_DEDUP_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
+pub(crate) const NO_DEDUP_ID: &str = "The queue should either have ContentBasedDeduplication enabled or MessageDeduplicationId provided explicitly";
 
 /// Checks the FIFO-only rules of one send (§5.5, §6.6, §6.9); `content_based` is the queue's
 /// ContentBasedDeduplication.
-pub(super) fn check_send(content_based: bool, c: &SendMessage) -> SqsResult<()> {
+pub(crate) fn check_send(content_based: bool, c: &SendMessage) -> SqsResult<()> {
     let Some(group) = &c.message_group_id else {
         return Err(SqsError::missing("MessageGroupId"));
     };
@@ -175,7 +175,7 @@ pub(super) fn check_send(content_based: bool, c: &SendMessage) -> SqsResult<()> 
 /// created with `DeduplicationScope=messageGroup` (`per_group`; the scope at creation rules,
 /// §6.9).
 #[must_use]
-pub(super) fn dedup_key(per_group: bool, group: &str, dedup_id: &str) -> String {
+pub(crate) fn dedup_key(per_group: bool, group: &str, dedup_id: &str) -> String {
     if per_group {
         format!("{group}\u{0}{dedup_id}")
     } else {

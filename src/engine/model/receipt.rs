@@ -1,4 +1,4 @@
-//! Engine layer: the receipt-handle codec.
+//! Engine layer, model: the receipt-handle codec.
 //!
 //! A handle encodes the queue id, the message's sequence number, the nonce of the receive that
 //! issued it and a fingerprint of the message id, so it needs no table of its own. The

@@ -1,5 +1,5 @@
-//! Engine layer: the message groups of one FIFO queue and the order in which a receive serves
-//! them (docs/protocol.md §6.9).
+//! Engine layer, model: the message groups of one FIFO queue and the order in which a receive
+//! serves them (docs/protocol.md §6.9).
 //!
 //! # The rules
 //!

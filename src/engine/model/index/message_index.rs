@@ -1,4 +1,5 @@
-//! Engine layer: the in-memory indexes of one queue's messages, rebuilt from redb at start-up.
+//! Engine layer, model: the in-memory indexes of one queue's messages, rebuilt from redb at
+//! start-up.
 //!
 //! A message is in one of three phases. `Ready` messages sit in `ready`, ordered by sequence
 //! number. `Delayed` (never yet visible) and `InFlight` messages sit in `pending`, ordered by
@@ -12,39 +13,22 @@
 //! through [`MessageIndex::remove`] or [`MessageIndex::clear`]. Persisting is the caller's job
 //! (`queue_state.rs`).
 
-mod groups;
-mod msg;
-mod seqmap;
-mod seqset;
-mod window;
-
 use std::collections::BTreeSet;
 
-use super::receipt::fingerprint;
-use super::store::packed::PackedRecord;
-use super::store::record::{MessageRecord, StateRecord};
-use groups::Groups;
-pub(super) use msg::Msg;
-use seqmap::SeqMap;
-use seqset::SeqSet;
-use window::Window;
-
-/// Where a message is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Phase {
-    /// Receivable now.
-    Ready = 0,
-    /// Not yet visible because of a delay.
-    Delayed = 1,
-    /// Received and not yet visible again.
-    InFlight = 2,
-}
+use super::groups::Groups;
+use super::msg::{MAX_SENT_MS, Msg, Phase};
+use super::seqmap::SeqMap;
+use super::seqset::SeqSet;
+use super::window::Window;
+use crate::engine::model::receipt::fingerprint;
+use crate::engine::store::packed::PackedRecord;
+use crate::engine::store::record::{MessageRecord, StateRecord};
 
 /// What the index keeps of a message besides its state: enough to schedule it (send time for
 /// retention and delays, group for FIFO order) and to check receipt handles (the fingerprint
 /// of its id), without its record.
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Head<'a> {
+pub(crate) struct Head<'a> {
     /// Epoch ms of the send.
     pub sent_ms: u64,
     /// `receipt::fingerprint` of the message id.
@@ -66,7 +50,7 @@ impl<'a> Head<'a> {
 
 /// The messages of one queue and their indexes.
 #[derive(Debug)]
-pub(super) struct MessageIndex {
+pub(crate) struct MessageIndex {
     /// Whether messages are grouped (FIFO queues).
     fifo: bool,
     /// Next sequence number.
@@ -233,7 +217,7 @@ impl MessageIndex {
         } else {
             Phase::InFlight
         };
-        let sent_ms = head.sent_ms.min(msg::MAX_SENT_MS);
+        let sent_ms = head.sent_ms.min(MAX_SENT_MS);
         if sent_ms < self.last_sent_ms {
             self.late.insert((sent_ms, seq));
         }

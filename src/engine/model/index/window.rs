@@ -1,4 +1,4 @@
-//! Engine layer: the scan window of a FIFO queue: only its first N messages (in queue order,
+//! Engine layer, model: the scan window of a FIFO queue: only its first N messages (in queue order,
 //! in flight or not) are looked at to find available message groups, as AWS does with its
 //! first 120,000 (docs/protocol.md §6.8, §6.9).
 //!

@@ -1,4 +1,4 @@
-//! Engine layer: tests of the message index: phases and counters, and the FIFO rules of
+//! Engine layer, model: tests of the message index: phases and counters, and the FIFO rules of
 //! `groups.rs` and `window.rs` seen through the index (docs/protocol.md §6.9).
 
 use super::*;

@@ -1,5 +1,5 @@
-//! Engine layer: one queue: its name, typed attributes, tags and FIFO bookkeeping, its message
-//! indexes, and the ops that persist each change.
+//! Engine layer, model: one queue: its name, typed attributes, tags and FIFO bookkeeping, its
+//! message indexes, and the ops that persist each change.
 //!
 //! Fields are private. Messages enter through [`Queue::append`] (new) or [`Queue::restore`]
 //! (loaded) and leave through [`Queue::delete`], [`Queue::expire`] or [`Queue::purge`], which
@@ -11,26 +11,27 @@ use std::sync::Arc;
 use tokio::sync::Notify;
 
 use super::fifo::{self, FifoState};
-use super::index::{Head, MessageIndex, Msg, Phase};
+use super::index::message_index::{Head, MessageIndex};
+use super::index::msg::{Msg, Phase};
 use super::receipt::fingerprint;
-use super::store::packed::PackedRecord;
-use super::store::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
-use super::store::schema::Op;
 use crate::command::Message;
 use crate::command::Scope;
 use crate::command::attributes::{DeduplicationScope, QueueAttributes, Setting};
+use crate::engine::store::packed::PackedRecord;
+use crate::engine::store::record::{IndexFields, MessageRecord, QueueRecord, StateRecord};
+use crate::engine::store::schema::Op;
 
 /// What parked long polls depend on, noted before a change ([`Queue::watch`]) and compared
 /// after it ([`Queue::wake_after`]).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Watch {
+pub(crate) struct Watch {
     events: u64,
     full: bool,
 }
 
 /// One queue with its messages and indexes.
 #[derive(Debug)]
-pub(super) struct Queue {
+pub(crate) struct Queue {
     /// Internal id; a re-created queue gets a new one.
     id: u64,
     /// Its account and region.

@@ -1,4 +1,4 @@
-//! Engine layer: an ordered set of sequence numbers, as bits: a queue's ready set.
+//! Engine layer, model: an ordered set of sequence numbers, as bits: a queue's ready set.
 //!
 //! A backlog is mostly ready messages with consecutive sequence numbers, so the set keeps one
 //! 64-bit word per block of 64 numbers in a [`SeqMap`] keyed by block: about a quarter of a

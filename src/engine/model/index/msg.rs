@@ -1,4 +1,4 @@
-//! Engine layer: one message's index entry, packed: a backlog holds millions of them.
+//! Engine layer, model: one message's index entry, packed: a backlog holds millions of them.
 //!
 //! An entry is 48 bytes (the map adds 8 for the sequence number). The send time, the phase
 //! and the visibility of a message never received share one word: such a message becomes
@@ -9,9 +9,19 @@
 
 use std::sync::Arc;
 
-use super::super::store::packed::PackedRecord;
-use super::super::store::record::StateRecord;
-use super::Phase;
+use crate::engine::store::packed::PackedRecord;
+use crate::engine::store::record::StateRecord;
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Receivable now.
+    Ready = 0,
+    /// Not yet visible because of a delay.
+    Delayed = 1,
+    /// Received and not yet visible again.
+    InFlight = 2,
+}
 
 /// Bits of [`Msg::word`] below the send time: the phase, then the delay.
 const PHASE_BITS: u32 = 2;
@@ -38,7 +48,7 @@ struct Side {
 /// record once its put is committed and the body cache no longer holds it (`cache.rs`); it is
 /// then read back from the store when needed. A memory-mode engine keeps every record.
 #[derive(Debug)]
-pub(in crate::engine) struct Msg {
+pub(crate) struct Msg {
     rec: Option<PackedRecord>,
     /// The state, when the word cannot say it.
     side: Option<Box<Side>>,

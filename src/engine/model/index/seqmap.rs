@@ -1,5 +1,5 @@
-//! Engine layer: an ordered map from sequence numbers to values, packed densely for a queue's
-//! messages and its ready set.
+//! Engine layer, model: an ordered map from sequence numbers to values, packed densely for a
+//! queue's messages and its ready set.
 //!
 //! A queue's sequence numbers are assigned in increasing order, so nearly every insert is an
 //! append. The standard `BTreeMap` splits a full node in the middle, which leaves nodes built

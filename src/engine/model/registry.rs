@@ -1,4 +1,4 @@
-//! Engine layer: the registry of every queue (by id, and by account, region and name),
+//! Engine layer, model: the registry of every queue (by id, and by account, region and name),
 //! deleted-queue tombstones and message move tasks: everything the engine lock guards.
 //!
 //! The name index and the queues are changed together only here, so a name always resolves to
@@ -7,15 +7,15 @@
 
 use foldhash::HashMap;
 
-use super::queue_state::Queue;
-use super::store::cache::BodyCache;
-use super::store::packed::PackedRecord;
+use super::queue::Queue;
 use super::task::Task;
 use crate::command::Scope;
+use crate::engine::store::cache::BodyCache;
+use crate::engine::store::packed::PackedRecord;
 
 /// All queues, tombstones and move tasks.
 #[derive(Debug)]
-pub(super) struct Registry {
+pub(crate) struct Registry {
     /// Account → region → name → id: looked up with borrowed strings, so resolving a queue
     /// URL allocates nothing.
     by_name: HashMap<String, HashMap<String, HashMap<String, u64>>>,

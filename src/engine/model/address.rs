@@ -1,4 +1,4 @@
-//! Engine layer: where a queue URL or ARN says a queue lives: its account, region and name.
+//! Engine layer, model: where a queue URL or ARN says a queue lives: its account, region and name.
 //!
 //! Queues are keyed by (account, region, name) ([`Scope`]). A request's own scope is decided
 //! by the caller, usually with `Engine::scope_for` (the region of its SigV4 credential scope,
@@ -11,7 +11,7 @@ use crate::command::Scope;
 
 /// What a `QueueUrl` names: a queue name, and the account and region when the URL carries them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct UrlParts<'a> {
+pub(crate) struct UrlParts<'a> {
     pub account: Option<&'a str>,
     pub region: Option<&'a str>,
     pub name: &'a str,
@@ -22,7 +22,7 @@ pub(super) struct UrlParts<'a> {
 /// `<region>.queue.amazonaws.com`), LocalStack's `sqs.<region>.localhost.localstack.cloud`
 /// hosts and `/queue/<region>/<account>/<name>` paths, ElasticMQ's `/queue/<name>` and
 /// `/<account>/<name>`, a bare path, or a bare name.
-pub(super) fn parse_url(url: &str) -> Option<UrlParts<'_>> {
+pub(crate) fn parse_url(url: &str) -> Option<UrlParts<'_>> {
     let (host, path) = match url.split_once("://") {
         Some((_, rest)) => rest.split_once('/').unwrap_or((rest, "")),
         None => ("", url),
@@ -82,7 +82,7 @@ fn looks_like_region(s: &str) -> bool {
 }
 
 /// The scope and name of a queue ARN (`arn:aws:sqs:<region>:<account>:<name>`).
-pub(super) fn parse_arn(arn: &str) -> Option<(Scope, &str)> {
+pub(crate) fn parse_arn(arn: &str) -> Option<(Scope, &str)> {
     let mut p = arn.splitn(6, ':');
     let (Some("arn"), Some(_partition), Some("sqs"), Some(region), Some(account), Some(name)) =
         (p.next(), p.next(), p.next(), p.next(), p.next(), p.next())

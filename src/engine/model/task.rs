@@ -1,12 +1,12 @@
-//! Engine layer: a message move task as the engine keeps it, with a typed status, and its
+//! Engine layer, model: a message move task as the engine keeps it, with a typed status, and its
 //! conversion to and from the stored [`TaskRecord`] (docs/protocol.md §6.11).
 
-use super::store::record::TaskRecord;
-use super::store::schema::Op;
+use crate::engine::store::record::TaskRecord;
+use crate::engine::store::schema::Op;
 
 /// Where a move task is in its life. CANCELLING is never shown: a cancel takes effect at once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum TaskStatus {
+pub(crate) enum TaskStatus {
     /// Moving messages.
     Running,
     /// Every message that was there at the start has been moved.
@@ -43,7 +43,7 @@ impl TaskStatus {
 
 /// A message move task.
 #[derive(Debug, Clone)]
-pub(super) struct Task {
+pub(crate) struct Task {
     /// Task id (UUID).
     pub id: String,
     /// Opaque handle given to the client (§4).
@@ -112,7 +112,7 @@ impl Task {
 /// bits come from `random` (a version 4 UUID). Tasks are stored by id and loaded in (start
 /// time, id) order, so ListMessageMoveTasks keeps its newest-first order across a restart even
 /// when a test clock stands still. (Past 4,096 tasks in one millisecond the count wraps.)
-pub(super) fn new_task_id(started_ms: u64, existing: &[Task], random: &str) -> String {
+pub(crate) fn new_task_id(started_ms: u64, existing: &[Task], random: &str) -> String {
     let time = format!(
         "{:08x}-{:04x}",
         (started_ms >> 16) & 0xFFFF_FFFF,
@@ -133,13 +133,13 @@ pub(super) fn new_task_id(started_ms: u64, existing: &[Task], random: &str) -> S
 /// Most tasks kept per source queue. ListMessageMoveTasks shows at most the 10 newest, so
 /// older finished ones are forgotten (in memory and on disk) when a new one starts; without
 /// this, the list would grow with every task a client starts.
-pub(super) const KEPT_PER_SOURCE: usize = 10;
+pub(crate) const KEPT_PER_SOURCE: usize = 10;
 
 /// Forgets the oldest finished tasks of `source_arn` until at most `keep` of its tasks are
 /// left, pushing their deletions to `ops`. Running tasks stay. (`keep` 0: the source queue is
 /// gone, and with it every way to list or cancel its tasks; a running one stops at its next
 /// step, which no longer finds it.)
-pub(super) fn forget_tasks(
+pub(crate) fn forget_tasks(
     tasks: &mut Vec<Task>,
     source_arn: &str,
     keep: usize,
