@@ -14,7 +14,7 @@ use prometheus_client::registry::Registry;
 
 use crate::command::Action;
 use crate::engine::Engine;
-use crate::engine::peek::QueueCounts;
+use crate::engine::QueueCounts;
 
 /// Labels of the request histogram.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]

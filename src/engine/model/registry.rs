@@ -13,6 +13,10 @@ use crate::command::Scope;
 use crate::engine::store::cache::BodyCache;
 use crate::engine::store::packed::PackedRecord;
 
+/// AWS's cool-off after DeleteQueue and PurgeQueue (§6.13): how long a tombstone (and a
+/// queue's last purge) matters.
+pub(crate) const COOLOFF_MS: u64 = 60_000;
+
 /// All queues, tombstones and move tasks.
 #[derive(Debug)]
 pub(crate) struct Registry {

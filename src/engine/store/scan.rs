@@ -15,7 +15,7 @@ use super::schema::{
 
 /// Rows handed over at a time: large enough that the channel costs nothing per message, small
 /// enough that at most a few hold memory at once.
-const BATCH: usize = 4096;
+pub(crate) const BATCH: usize = 4096;
 /// Batches the reader may run ahead of the index builder.
 const AHEAD: usize = 4;
 
@@ -178,103 +178,4 @@ pub(crate) fn load(
         out.tasks.push(decode(v.value())?);
     }
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use super::BATCH;
-    use crate::command::{
-        Command, CreateQueue, ReceiveMessage, Reply, RequestContext, SendMessageBatch,
-        SendMessageBatchRequestEntry,
-    };
-    use crate::engine::{Engine, EngineOptions, ManualClock, SeededIds};
-
-    const BASE: &str = "http://localhost:9324";
-
-    fn open(dir: &tempfile::TempDir, seed: u64) -> Engine {
-        let options = EngineOptions {
-            data_dir: Some(dir.path().to_owned()),
-            body_cache_bytes: 0,
-            ..EngineOptions::default()
-        };
-        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
-        Engine::open(options, clock, Arc::new(SeededIds::new(seed))).expect("opens")
-    }
-
-    async fn run(e: &Engine, cmd: Command) -> Reply {
-        let ctx = RequestContext::new(BASE, e.default_scope());
-        e.execute(&ctx, cmd).await.expect("succeeds")
-    }
-
-    fn url(name: &str) -> String {
-        format!("{BASE}/000000000000/{name}")
-    }
-
-    async fn fill(e: &Engine, name: &str, n: usize) {
-        let queue_name = name.to_owned();
-        run(
-            e,
-            Command::CreateQueue(CreateQueue {
-                queue_name,
-                ..CreateQueue::default()
-            }),
-        )
-        .await;
-        for start in (0..n).step_by(10) {
-            let entries = (start..n.min(start + 10))
-                .map(|i| SendMessageBatchRequestEntry {
-                    id: format!("e{i}"),
-                    message_body: format!("{name} {i}"),
-                    ..SendMessageBatchRequestEntry::default()
-                })
-                .collect();
-            let c = SendMessageBatch {
-                queue_url: url(name),
-                entries,
-            };
-            run(e, Command::SendMessageBatch(c)).await;
-        }
-    }
-
-    async fn drain(e: &Engine, name: &str) -> Vec<String> {
-        let mut out = Vec::new();
-        loop {
-            let c = ReceiveMessage {
-                queue_url: url(name),
-                max_number_of_messages: Some(10),
-                visibility_timeout: Some(600),
-                ..ReceiveMessage::default()
-            };
-            let Reply::ReceiveMessage(r) = run(e, Command::ReceiveMessage(c)).await else {
-                panic!("a receive result");
-            };
-            if r.messages.is_empty() {
-                return out;
-            }
-            out.extend(r.messages.into_iter().map(|m| m.body));
-        }
-    }
-
-    /// More rows than fit in a few batches, over two queues: a restart indexes every one, in
-    /// order, each under its own queue.
-    #[tokio::test]
-    async fn a_restart_indexes_every_row_across_batches_in_order() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let n = 2 * BATCH + 17;
-        {
-            let e = open(&dir, 1);
-            fill(&e, "big", n).await;
-            fill(&e, "small", 3).await;
-            e.shutdown();
-            e.close().await;
-        }
-        let e = open(&dir, 2);
-        let big = drain(&e, "big").await;
-        let expected: Vec<String> = (0..n).map(|i| format!("big {i}")).collect();
-        assert_eq!(big.len(), n, "every message is back once");
-        assert!(big == expected, "in send order, with their own bodies");
-        assert_eq!(drain(&e, "small").await, ["small 0", "small 1", "small 2"]);
-    }
 }

@@ -3,8 +3,8 @@
 //! their state), built from `Engine::peek`, which changes no visibility and no receive count;
 //! and `DELETE /_localsqs/queues/<name>/messages/<id>`, which waits for an engine method.
 
+use crate::engine::PeekState;
 use crate::engine::Scope;
-use crate::engine::peek::PeekState;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{QUEUES_PATH, error, json_response, number};
 use crate::command::Message;
-use crate::engine::peek::QueueCounts;
+use crate::engine::QueueCounts;
 use crate::server::Shared;
 use crate::wire::{WireRequest, WireResponse};
 

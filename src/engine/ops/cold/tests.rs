@@ -1,14 +1,16 @@
-//! Engine layer: tests of records that leave memory: read back on receive, peek, inspect,
+//! Engine layer, ops: tests of records that leave memory: read back on receive, peek, inspect,
 //! delete by id, moves to a dead-letter queue and move tasks; the cache's bound; a restart
 //! that loads no bodies.
 
 use std::sync::Arc;
 
-use super::super::{Clock, Engine, EngineOptions, ManualClock, SeededIds};
 use crate::command::{
     Command, CreateQueue, DeleteMessage, MessageAttributeValue, PurgeQueue, ReceiveMessage, Reply,
     RequestContext, SendMessage, StartMessageMoveTask,
 };
+use crate::engine::clock::{Clock, ManualClock, SeededIds};
+use crate::engine::handle::Engine;
+use crate::engine::options::EngineOptions;
 
 const URL: &str = "http://localhost:9324/000000000000/q";
 const DLQ_URL: &str = "http://localhost:9324/000000000000/dlq";

@@ -1,4 +1,4 @@
-//! Engine layer: SendMessageBatch, DeleteMessageBatch and ChangeMessageVisibilityBatch.
+//! Engine layer, ops: SendMessageBatch, DeleteMessageBatch and ChangeMessageVisibilityBatch.
 //!
 //! Whole-request failures are told apart from per-entry failures as AWS does
 //! (docs/protocol.md §6.6, G-19):
@@ -7,18 +7,18 @@
 
 use std::collections::HashSet;
 
-use super::Engine;
 use super::message::change_visibility;
-use super::model::fifo;
-use super::model::queue::Queue;
 use super::prepare::Prepared;
-use super::store::schema::Op;
 use crate::command::validate::short_name;
 use crate::command::{
     BatchResultErrorEntry, ChangeMessageVisibilityBatch, ChangeMessageVisibilityBatchResult,
     DeleteMessageBatch, DeleteMessageBatchResult, RequestContext, Scope, SendMessage,
     SendMessageBatch, SendMessageBatchResult, SendMessageBatchResultEntry,
 };
+use crate::engine::handle::Engine;
+use crate::engine::model::fifo;
+use crate::engine::model::queue::Queue;
+use crate::engine::store::schema::Op;
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// Most entries in one batch.

@@ -1,24 +1,24 @@
-//! Engine layer: single-message actions (send, delete, change visibility) and the rendering of
+//! Engine layer, ops: single-message actions (send, delete, change visibility) and the rendering of
 //! received messages.
 //!
 //! Rules from docs/protocol.md §6.3–§6.8. ReceiveMessage and long polling live in `poll.rs`.
 //! Each change wakes parked long polls only when it may have made a message receivable
 //! ([`Queue::wake_after`]).
 
-use super::Engine;
-use super::model::fifo;
-use super::model::index::msg::Phase;
-use super::model::queue::Queue;
-use super::model::receipt::{Receipt, fingerprint};
 use super::prepare::Prepared;
-use super::store::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
-use super::store::schema::Op;
 use crate::command::checksum::{hex, md5_of_attributes};
 use crate::command::validate;
 use crate::command::{
     ChangeMessageVisibility, DeleteMessage, Message, MessageAttributes, ReceiveMessage,
     RequestContext, Scope, SendMessage, SendMessageResult,
 };
+use crate::engine::handle::Engine;
+use crate::engine::model::fifo;
+use crate::engine::model::index::msg::Phase;
+use crate::engine::model::queue::Queue;
+use crate::engine::model::receipt::{Receipt, fingerprint};
+use crate::engine::store::record::{self, DedupRecord, MessageExtra, MessageRecord, StateRecord};
+use crate::engine::store::schema::Op;
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// Longest total time a message may stay invisible after a receive (§6.8).

@@ -1,4 +1,4 @@
-//! Engine layer: message records that are not in memory: noting the records a change puts
+//! Engine layer, ops: message records that are not in memory: noting the records a change puts
 //! in the body cache (`cache.rs`), and reading records back from the store.
 //!
 //! A durable engine drops a record from memory once its put is committed and the cache's
@@ -8,15 +8,15 @@
 //! gone, or whose id does not match the index's fingerprint, is answered as `None`: the caller
 //! leaves that message out, and never shows one message with another's record.
 
-use super::Engine;
 use super::message::render;
-use super::model::queue::Queue;
-use super::model::receipt::fingerprint;
-use super::model::registry::Registry;
-use super::store::packed::PackedRecord;
-use super::store::record::{MessageRecord, StateRecord};
-use super::store::schema::{Commit, Op};
 use crate::command::{Message, ReceiveMessage};
+use crate::engine::handle::Engine;
+use crate::engine::model::queue::Queue;
+use crate::engine::model::receipt::fingerprint;
+use crate::engine::model::registry::Registry;
+use crate::engine::store::packed::PackedRecord;
+use crate::engine::store::record::{MessageRecord, StateRecord};
+use crate::engine::store::schema::{Commit, Op};
 
 /// A message a receive took under the lock, before it is rendered.
 #[derive(Debug)]
@@ -98,7 +98,7 @@ impl Engine {
 
     /// Submits ops that may put messages: in durable mode their records are noted in the body
     /// cache, and the oldest committed records over its budget leave memory. Call under the
-    /// lock, like [`super::store::schema::Store::submit`].
+    /// lock, like [`crate::engine::store::schema::Store::submit`].
     pub(super) fn submit_puts(&self, reg: &mut Registry, ops: Vec<Op>) -> Commit {
         let store = &self.inner.store;
         if store.durable() {

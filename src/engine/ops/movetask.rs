@@ -1,4 +1,4 @@
-//! Engine layer: message move tasks (StartMessageMoveTask, CancelMessageMoveTask,
+//! Engine layer, ops: message move tasks (StartMessageMoveTask, CancelMessageMoveTask,
 //! ListMessageMoveTasks) and the background mover (docs/protocol.md §6.11).
 //!
 //! A task moves the messages of a dead-letter queue back to their sources, or to a named
@@ -11,17 +11,17 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 
-use super::Engine;
-use super::model::queue::Queue;
-use super::model::registry::Registry;
-use super::model::task::{Task, TaskStatus};
-use super::store::record::StateRecord;
-use super::store::schema::Op;
 use crate::command::{
     CancelMessageMoveTask, CancelMessageMoveTaskResult, ListMessageMoveTasks,
     ListMessageMoveTasksResult, ListMessageMoveTasksResultEntry, StartMessageMoveTask,
     StartMessageMoveTaskResult,
 };
+use crate::engine::handle::Engine;
+use crate::engine::model::queue::Queue;
+use crate::engine::model::registry::Registry;
+use crate::engine::model::task::{Task, TaskStatus};
+use crate::engine::store::record::StateRecord;
+use crate::engine::store::schema::Op;
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// Messages moved per step when no rate is set.
@@ -103,7 +103,8 @@ impl Engine {
                     "There is already a task running. Only one active task is allowed for a source queue arn at a given time.",
                 ));
             }
-            let id = super::model::task::new_task_id(now, reg.tasks(), &self.inner.ids.uuid());
+            let id =
+                crate::engine::model::task::new_task_id(now, reg.tasks(), &self.inner.ids.uuid());
             let handle =
                 STANDARD.encode(json!({ "taskId": id, "sourceArn": c.source_arn }).to_string());
             let task = Task {
@@ -120,10 +121,10 @@ impl Engine {
             };
             let mut ops = vec![task.put_op()];
             reg.tasks_mut().push(task.clone());
-            super::model::task::forget_tasks(
+            crate::engine::model::task::forget_tasks(
                 reg.tasks_mut(),
                 &c.source_arn,
-                super::model::task::KEPT_PER_SOURCE,
+                crate::engine::model::task::KEPT_PER_SOURCE,
                 &mut ops,
             );
             (task, self.inner.store.submit(ops))
@@ -218,7 +219,7 @@ impl Engine {
     }
 
     /// Starts the background mover of a task (also used at start-up for RUNNING tasks).
-    pub(super) fn spawn_mover(&self, task_id: String) {
+    pub(crate) fn spawn_mover(&self, task_id: String) {
         let Ok(rt) = tokio::runtime::Handle::try_current() else {
             return;
         };

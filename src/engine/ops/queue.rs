@@ -1,13 +1,10 @@
-//! Engine layer: queue-level actions (create, look up, list, delete, purge, attributes).
+//! Engine layer, ops: queue-level actions (create, look up, list, delete, purge, attributes).
 //!
 //! Rules from docs/protocol.md §6.1, §6.2, §6.12 and §6.13.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use super::Engine;
-use super::model::queue::Queue;
-use super::store::schema::Op;
 use crate::command::attributes::{self, QueueAttributes};
 use crate::command::validate;
 use crate::command::{
@@ -15,10 +12,11 @@ use crate::command::{
     GetQueueUrl, GetQueueUrlResult, ListQueues, ListQueuesResult, PurgeQueue, RequestContext,
     Scope, SetQueueAttributes,
 };
+use crate::engine::handle::Engine;
+use crate::engine::model::queue::Queue;
+use crate::engine::model::registry::COOLOFF_MS;
+use crate::engine::store::schema::Op;
 use crate::error::{ErrorCode, SqsError, SqsResult};
-
-/// AWS's cool-off after DeleteQueue and PurgeQueue (§6.13).
-pub(super) const COOLOFF_MS: u64 = 60_000;
 
 /// One page of queue names, sorted, for ListQueues and ListDeadLetterSourceQueues (§6.12):
 /// up to 1,000 names, and a NextToken only when MaxResults was given and more remain.
@@ -196,7 +194,7 @@ impl Engine {
             if let Some(q) = reg.remove(id) {
                 reg.tombstone(q.arn(), now);
                 ops.push(Op::PutTombstone(q.arn(), now));
-                super::model::task::forget_tasks(reg.tasks_mut(), &q.arn(), 0, &mut ops);
+                crate::engine::model::task::forget_tasks(reg.tasks_mut(), &q.arn(), 0, &mut ops);
                 q.wake();
             }
             self.inner.store.submit(ops)

@@ -1,4 +1,4 @@
-//! Engine layer: ReceiveMessage: one receive under the lock, and long polling that wakes,
+//! Engine layer, ops: ReceiveMessage: one receive under the lock, and long polling that wakes,
 //! never polls (docs/protocol.md §6.7–§6.10).
 //!
 //! A receiver registers with the queue's `Notify` *while it still holds the engine lock*, right
@@ -16,16 +16,16 @@ use std::time::Duration;
 
 use tokio::sync::futures::OwnedNotified;
 
-use super::Engine;
 use super::cold::{Picked, Taken};
 use super::message::{MAX_VISIBILITY_S, render};
-use super::model::address;
-use super::model::receipt::Receipt;
-use super::model::registry::Registry;
 use super::redrive;
-use super::store::schema::{Commit, Op};
 use crate::command::validate;
 use crate::command::{ReceiveMessage, ReceiveMessageResult, Scope};
+use crate::engine::handle::Engine;
+use crate::engine::model::address;
+use crate::engine::model::receipt::Receipt;
+use crate::engine::model::registry::Registry;
+use crate::engine::store::schema::{Commit, Op};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// AWS's OverLimit text for a receive past the in-flight limit [V, old: raw AWS XML of 2014 in

@@ -1,4 +1,4 @@
-//! Engine layer: dead-letter queues: turning a request's attributes into typed settings while
+//! Engine layer, ops: dead-letter queues: turning a request's attributes into typed settings while
 //! checking RedrivePolicy against the queues that exist, the move of a message during
 //! ReceiveMessage, and ListDeadLetterSourceQueues (docs/protocol.md §6.1, §6.10).
 //!
@@ -6,17 +6,17 @@
 //! need other queues: the target exists, has the same type, and its RedriveAllowPolicy lets the
 //! source use it.
 
-use super::Engine;
+use crate::engine::handle::Engine;
 
-use super::model::queue::Queue;
-use super::model::registry::Registry;
-use super::store::record::{MessageRecord, StateRecord};
-use super::store::schema::Op;
 use crate::command::attributes::Setting;
 use crate::command::{
     ListDeadLetterSourceQueues, ListDeadLetterSourceQueuesResult, RedrivePolicy, RequestContext,
     Scope,
 };
+use crate::engine::model::queue::Queue;
+use crate::engine::model::registry::Registry;
+use crate::engine::store::record::{MessageRecord, StateRecord};
+use crate::engine::store::schema::Op;
 use crate::error::{SqsError, SqsResult};
 
 /// Adds messages taken from a source queue to its dead-letter queue `dlq`: same id, body,

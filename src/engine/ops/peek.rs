@@ -1,12 +1,12 @@
-//! Engine layer: looking inside without changing anything: the LocalStack-compatible message
+//! Engine layer, ops: looking inside without changing anything: the LocalStack-compatible message
 //! peek, queue counters for health and metrics, and the reset that drops all state.
 
-use super::Engine;
-use super::model::index::msg::Phase;
-use super::model::receipt::fingerprint;
-use super::store::record::StateRecord;
-use super::store::schema::Op;
 use crate::command::{Message, ReceiveMessage, Scope};
+use crate::engine::handle::Engine;
+use crate::engine::model::index::msg::Phase;
+use crate::engine::model::receipt::fingerprint;
+use crate::engine::store::record::StateRecord;
+use crate::engine::store::schema::Op;
 use crate::error::SqsResult;
 
 /// The receipt handle LocalStack gives peeked messages; it deletes nothing.

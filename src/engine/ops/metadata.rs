@@ -1,15 +1,15 @@
-//! Engine layer: queue metadata: tags (docs/protocol.md §6.14) and the permission statements of
-//! AddPermission and RemovePermission (§6.16).
+//! Engine layer, ops: queue metadata: tags (docs/protocol.md §6.14) and the permission statements
+//! of AddPermission and RemovePermission (§6.16).
 
 use serde_json::{Map, Value, json};
 
-use super::Engine;
 use crate::command::attributes::MAX_POLICY_BYTES;
 use crate::command::validate::{self, MAX_TAGS};
 use crate::command::{
     AddPermission, ListQueueTags, ListQueueTagsResult, RemovePermission, Scope, TagQueue,
     UntagQueue,
 };
+use crate::engine::handle::Engine;
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// Most actions in one permission statement (§6.16).

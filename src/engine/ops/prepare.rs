@@ -1,4 +1,4 @@
-//! Engine layer: the part of a send that needs no queue state, done before the engine lock.
+//! Engine layer, ops: the part of a send that needs no queue state, done before the engine lock.
 //!
 //! Checking a 1 MiB body's characters and hashing it cost about as much as everything else a
 //! send does; under the lock that work serialised every sender (W7). So SendMessage and
