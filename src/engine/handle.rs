@@ -266,12 +266,16 @@ impl Engine {
     }
 
     /// How many deleted-queue tombstones the engine keeps (they are pruned after 60 s).
+    // Hidden: only tests read it, to check that the sweep prunes tombstones.
+    #[doc(hidden)]
     #[must_use]
     pub fn tombstone_count(&self) -> usize {
         self.lock().tombstone_count()
     }
 
     /// How many message move tasks the engine keeps (at most ten per source queue).
+    // Hidden: only tests read it, to check that finished tasks are forgotten.
+    #[doc(hidden)]
     #[must_use]
     pub fn task_count(&self) -> usize {
         self.lock().tasks().len()
@@ -341,5 +345,45 @@ impl Engine {
 
     pub(super) async fn commit(&self, commit: Commit) -> SqsResult<()> {
         commit.wait().await.map_err(SqsError::internal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::engine::clock::{ManualClock, SeededIds};
+    use crate::engine::handle::Engine;
+    use crate::engine::options::EngineOptions;
+
+    #[test]
+    fn a_request_shares_the_configured_scope_unless_it_names_another() {
+        let e = Engine::open(
+            EngineOptions::default(),
+            Arc::new(ManualClock::new(0)),
+            Arc::new(SeededIds::new(1)),
+        )
+        .expect("opens");
+        let configured = e.default_scope();
+        for (key, region) in [
+            (None, None),
+            (Some("test"), Some("us-east-1")),
+            (Some("000000000000"), None),
+            (Some("12345678901x"), None),
+        ] {
+            let s = e.scope_for(key, region);
+            assert!(Arc::ptr_eq(&s, &configured), "{key:?} {region:?}: shared");
+        }
+        let s = e.scope_for(Some("123456789012"), Some("eu-west-1"));
+        assert_eq!(
+            (s.account.as_str(), s.region.as_str()),
+            ("123456789012", "eu-west-1")
+        );
+        let s = e.scope_for(Some("AKIDEXAMPLE"), Some("eu-west-1"));
+        assert_eq!(
+            (s.account.as_str(), s.region.as_str()),
+            ("000000000000", "eu-west-1"),
+            "a key that is no account id keeps the configured account"
+        );
     }
 }
