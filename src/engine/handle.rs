@@ -172,7 +172,7 @@ impl Engine {
     }
 
     /// Wakes every parked long poll so it re-reads the clock; call after moving a
-    /// [`ManualClock`].
+    /// [`ManualClock`](crate::engine::clock::ManualClock).
     pub fn wake_all(&self) {
         for q in self.lock().queues() {
             q.wake();

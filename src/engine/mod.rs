@@ -3,7 +3,7 @@
 //! Imports `command` and `error` only; never `wire`, `server`, `hyper` or `quick_xml`.
 //! Every public entry point takes a `Command` and returns a `Reply` or an `SqsError`.
 //!
-//! Three floors, each importing only the ones below it:
+//! A top floor and three folders, with no import loop between any two files:
 //!
 //! - the top: the [`Engine`] handle (`handle.rs`: open, close, the lock, queue resolution),
 //!   its [`EngineOptions`] (`options.rs`), the injected clock and ids (`clock.rs`), the
@@ -14,7 +14,9 @@
 //!   messages in a `MessageIndex` (`model/index/`);
 //! - `store/`: redb: the schema and ops (`store/schema.rs`), the group-commit writer, the
 //!   start-up scan and the on-disk records (docs/storage.md). It never imports `model` or
-//!   `ops`.
+//!   `ops` (of the top floor, only the counters).
+//!
+//! Inside the engine a file imports another by its own path, never through these re-exports.
 
 pub mod clock;
 mod handle;

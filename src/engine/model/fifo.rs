@@ -2,7 +2,7 @@
 //! receive-attempt retries (docs/protocol.md §6.9).
 //!
 //! Knows nothing of a queue's messages: picking messages group by group lives with the queue's
-//! indexes (`queue_state.rs`), which own a [`FifoState`] each.
+//! indexes (`queue.rs`), which own a [`FifoState`] each.
 
 use std::collections::{HashMap, VecDeque};
 

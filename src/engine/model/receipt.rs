@@ -26,7 +26,7 @@ pub struct Receipt {
 }
 
 /// A 64-bit FNV-1a hash of a message id, carried in handles. The engine's one FNV: a message id
-/// that is not a UUID is stored as its fingerprint too (`message.rs`).
+/// that is not a UUID is stored as its fingerprint too (`ops/message.rs`).
 #[must_use]
 pub fn fingerprint(message_id: &[u8]) -> u64 {
     message_id.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

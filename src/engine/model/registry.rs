@@ -29,7 +29,7 @@ pub(crate) struct Registry {
     tombstones: HashMap<String, u64>,
     /// Message move tasks, oldest first.
     tasks: Vec<Task>,
-    /// Durable mode: the records kept in memory (`cache.rs`).
+    /// Durable mode: the records kept in memory (`store/cache.rs`).
     cache: BodyCache,
 }
 

@@ -1,5 +1,5 @@
 //! Engine layer, ops: message records that are not in memory: noting the records a change puts
-//! in the body cache (`cache.rs`), and reading records back from the store.
+//! in the body cache (`store/cache.rs`), and reading records back from the store.
 //!
 //! A durable engine drops a record from memory once its put is committed and the cache's
 //! budget is spent; every reader of records (receive, peek and inspect, moves to a dead-letter

@@ -1,7 +1,7 @@
 //! Engine layer, store: the body cache: which message records a durable engine keeps in memory.
 //!
 //! A durable engine does not need a message's record (body, attributes, id, checksums) in
-//! memory once its put is committed: the index (`index.rs`) keeps what scheduling needs, and a
+//! memory once its put is committed: the index (`model/index/`) keeps what scheduling needs, and a
 //! receive reads the record back from redb. Records of recently sent messages stay in memory,
 //! up to a byte budget (`EngineOptions::body_cache_bytes`), so that a send → receive → delete
 //! pipeline never reads the disk. This is that budget's bookkeeping: the records put, oldest

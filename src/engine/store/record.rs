@@ -4,7 +4,7 @@
 //! These types are the on-disk format (docs/storage.md). They are encoded with postcard, which
 //! writes fields in declaration order without names, so renaming a field is free but reordering,
 //! adding, removing or retyping one changes the format and needs a new `SCHEMA_VERSION`
-//! (`store.rs`). Command types (`MessageAttributeValue`) never reach the disk: they are
+//! (`schema.rs`). Command types (`MessageAttributeValue`) never reach the disk: they are
 //! converted at this boundary. The `pinned_encodings` test below fails on any accidental change.
 //! This module imports nothing else from the engine.
 //!

@@ -23,7 +23,7 @@
 //! (the engine promotes due messages lazily, before each change) still takes its place at the
 //! moment the message became visible.
 //!
-//! The index (`index.rs`) calls [`Groups::refresh`] whenever the head of a group may have
+//! The index (`message_index.rs`) calls [`Groups::refresh`] whenever the head of a group may have
 //! changed phase or identity: a message attached to a new phase while it is the head, or the
 //! head removed. Each call is O(log n). A receive iterates `available` and, per group, the
 //! head's run: O(groups visited + messages returned). A group whose head is in flight is not in

@@ -5,13 +5,13 @@
 //! number. `Delayed` (never yet visible) and `InFlight` messages sit in `pending`, ordered by
 //! the time they become visible; [`MessageIndex::promote`] moves the due ones to `ready`. The
 //! counters (`delayed`, `inflight`) are kept exact so that GetQueueAttributes never scans. On
-//! FIFO queues the groups and the order they are served in live in `index/groups.rs` (its
-//! comment documents the design), and the scan window in `index/window.rs`; both are updated
+//! FIFO queues the groups and the order they are served in live in `groups.rs` (its
+//! comment documents the design), and the scan window in `window.rs`; both are updated
 //! in O(log n) per change, so a receive never walks a blocked group. Every field is private: a
 //! message enters only through
 //! [`MessageIndex::insert`], changes phase only through `attach` and `detach`, and leaves only
 //! through [`MessageIndex::remove`] or [`MessageIndex::clear`]. Persisting is the caller's job
-//! (`queue_state.rs`).
+//! (`model/queue.rs`).
 
 use std::collections::BTreeSet;
 
@@ -57,7 +57,7 @@ pub(crate) struct MessageIndex {
     next_seq: u64,
     /// Messages by sequence number (densely packed: a backlog holds millions).
     msgs: SeqMap<Msg>,
-    /// Ready messages, oldest first (a bit per sequence number, `index/seqset.rs`).
+    /// Ready messages, oldest first (a bit per sequence number, `seqset.rs`).
     ready: SeqSet,
     /// (visible at ms, seq) of delayed and in-flight messages.
     pending: BTreeSet<(u64, u64)>,
@@ -74,9 +74,9 @@ pub(crate) struct MessageIndex {
     /// The latest time the index was told about (`insert`, `promote`): the moment a delete
     /// frees a group.
     clock_ms: u64,
-    /// FIFO only: message groups and the order they are served in (`index/groups.rs`).
+    /// FIFO only: message groups and the order they are served in (`groups.rs`).
     groups: Groups,
-    /// FIFO only: the messages looked at to find available groups (`index/window.rs`).
+    /// FIFO only: the messages looked at to find available groups (`window.rs`).
     window: Window,
     /// Bumped whenever a message may have become receivable, or receivable sooner: a message
     /// (standard) or a group (FIFO) became receivable, or the earliest pending visibility time

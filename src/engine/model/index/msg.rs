@@ -44,8 +44,8 @@ struct Side {
 }
 
 /// One message as the index keeps it: its scheduling fields, its state and phase, and its
-/// record while that is in memory (`hot`), packed (`packed.rs`). A durable engine drops the
-/// record once its put is committed and the body cache no longer holds it (`cache.rs`); it is
+/// record while that is in memory (`hot`), packed (`store/packed.rs`). A durable engine drops the
+/// record once its put is committed and the body cache no longer holds it (`store/cache.rs`); it is
 /// then read back from the store when needed. A memory-mode engine keeps every record.
 #[derive(Debug)]
 pub(crate) struct Msg {
