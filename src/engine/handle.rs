@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use super::clock::{Clock, IdGen};
 use super::load;
 use super::metrics::EngineMetrics;
-use super::model::address;
+use super::model::address::{self, UrlParts};
 use super::model::queue::Queue;
 use super::model::registry::{COOLOFF_MS, Registry};
 use super::options::EngineOptions;
@@ -309,6 +309,16 @@ impl Engine {
     /// account and region the URL names, else those of `scope` (the request's).
     pub(super) fn resolve(&self, reg: &Registry, scope: &Scope, url: &str) -> SqsResult<u64> {
         let parts = address::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
+        self.resolve_parts(reg, scope, parts)
+    }
+
+    /// [`Engine::resolve`] for a `QueueUrl` parsed already.
+    pub(super) fn resolve_parts(
+        &self,
+        reg: &Registry,
+        scope: &Scope,
+        parts: UrlParts<'_>,
+    ) -> SqsResult<u64> {
         let account = parts.account.unwrap_or(&scope.account);
         let region = parts.region.unwrap_or(&scope.region);
         reg.id_in(account, region, parts.name)

@@ -56,7 +56,9 @@ impl Engine {
         scope: &Scope,
         c: &ReceiveMessage,
     ) -> SqsResult<ReceiveMessageResult> {
-        let random_order = self.receive_seed(&c.queue_url);
+        // Parsed once: for the receive order now, and to find the queue under the lock.
+        let parts = address::parse_url(&c.queue_url);
+        let random_order = parts.and_then(|p| self.receive_seed(p.name));
         let mut opts = receive_options(c)?;
         opts.random_order = random_order;
         let mut deadline: Option<u64> = None;
@@ -64,7 +66,8 @@ impl Engine {
             let now = self.now();
             let step = {
                 let mut reg = self.lock();
-                let id = match self.resolve(&reg, scope, &c.queue_url) {
+                let found = parts.ok_or_else(SqsError::queue_does_not_exist);
+                let id = match found.and_then(|p| self.resolve_parts(&reg, scope, p)) {
                     Ok(id) => id,
                     // The queue went away while we were parked: answer empty.
                     Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),
@@ -117,12 +120,11 @@ impl Engine {
         }
     }
 
-    /// The seed of a random receive order for the queue `queue_url` names, when the installed
-    /// `ReceiveOrder` gives one. Asked only for standard queues: a name that ends in `.fifo`
-    /// is a FIFO queue's (§6.2). Asked before the lock, once per request.
-    fn receive_seed(&self, queue_url: &str) -> Option<u64> {
+    /// The seed of a random receive order for the queue named `name` (as its URL gives it),
+    /// when the installed `ReceiveOrder` gives one. Asked only for standard queues: a name
+    /// that ends in `.fifo` is a FIFO queue's (§6.2). Asked before the lock, once per request.
+    fn receive_seed(&self, name: &str) -> Option<u64> {
         let order = self.inner.cfg.receive_order.as_deref()?;
-        let name = address::parse_url(queue_url)?.name;
         if name.ends_with(".fifo") {
             return None;
         }
