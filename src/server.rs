@@ -13,7 +13,9 @@ use tokio::task::JoinHandle;
 use crate::admin::state::Admin;
 use crate::command::hooks::Hook;
 use crate::config::ServerOptions;
-use crate::engine::{Clock, DiskFaults, Engine, IdGen, RandomIds, SystemClock};
+use crate::engine::{
+    Clock, DiskFaults, Engine, EngineOptions, IdGen, RandomIds, ReceiveOrder, SystemClock,
+};
 use crate::http::conn::ConnectionLimits;
 use crate::http::front::Front;
 use crate::http::listen;
@@ -210,6 +212,11 @@ impl Server {
         } = self.options;
         let clock = Arc::new(ControlledClock::new(self.clock));
         let faults = Arc::new(Faults::new());
+        // Fault rules' `reorder` decides the order of a standard queue's receive.
+        let engine_options = EngineOptions {
+            receive_order: Some(Arc::clone(&faults) as Arc<dyn ReceiveOrder>),
+            ..engine_options
+        };
         let engine = Engine::open(
             engine_options,
             Arc::clone(&clock) as Arc<dyn Clock>,

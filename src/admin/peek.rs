@@ -4,7 +4,7 @@
 
 use super::routes::{PEEK_NEXT_HEADER, PEEK_PATH};
 use super::state::{Admin, Answer, Req};
-use crate::command::{Action, ReceiveMessageResult, Reply};
+use crate::command::{Action, ReceiveMessageResult, Reply, Scope};
 use crate::error::SqsError;
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -48,7 +48,7 @@ fn peek_page(
         .filter(|s| !s.is_empty())
         .collect();
     let engine = &admin.engine;
-    let mut scope = engine.default_scope();
+    let mut scope = Scope::clone(&engine.default_scope());
     let from_path = match segs.as_slice() {
         [region, account, name] => {
             (*region).clone_into(&mut scope.region);
@@ -82,9 +82,14 @@ fn peek_page(
             return wire::error_response(protocol, &err, request_id);
         }
     };
-    let result = engine.in_scope(scope, || {
-        engine.peek_page(&url, flag("ShowInvisible"), flag("ShowDelayed"), from, max)
-    });
+    let result = engine.peek_page(
+        &scope,
+        &url,
+        flag("ShowInvisible"),
+        flag("ShowDelayed"),
+        from,
+        max,
+    );
     let next = result.as_ref().ok().and_then(|(_, next)| *next);
     let result =
         result.map(|(messages, _)| Reply::ReceiveMessage(ReceiveMessageResult { messages }));

@@ -23,7 +23,10 @@ pub async fn add(admin: &Admin, req: &Req<'_>) -> Answer {
     });
     if admin
         .engine
-        .execute(&RequestContext::default(), lookup)
+        .execute(
+            &RequestContext::new(String::new(), admin.engine.default_scope()),
+            lookup,
+        )
         .await
         .is_err()
     {

@@ -1,4 +1,4 @@
-//! Engine layer: injected time and identifiers.
+//! Engine layer, top: injected time and identifiers.
 //!
 //! The engine never reads the system clock or a random generator directly; it asks a [`Clock`]
 //! and an [`IdGen`]. Tests and fixtures pass [`ManualClock`] and [`SeededIds`] to make
@@ -27,7 +27,7 @@ impl Clock for SystemClock {
 }
 
 /// A clock that only moves when told to. After moving it, call
-/// [`crate::engine::Engine::wake_all`] so that parked long polls look at the new time.
+/// `Engine::wake_all` so that parked long polls look at the new time.
 #[derive(Debug, Default)]
 pub struct ManualClock(AtomicU64);
 
@@ -114,7 +114,7 @@ impl IdGen for SeededIds {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::engine::clock::*;
 
     #[test]
     fn seeded_ids_repeat() {

@@ -1,12 +1,13 @@
-//! Engine layer: building the in-memory registry from the store's rows, at start-up and again
+//! Engine layer, top: building the in-memory registry from the store's rows, at start-up and again
 //! after the store recovers from a failing disk.
 
-use super::EngineOptions;
-use super::queue_state::Queue;
-use super::registry::Registry;
-use super::scope::Scope;
-use super::store::{Loaded, Row, StoreError};
-use super::task::Task;
+use super::model::queue::Queue;
+use super::model::registry::Registry;
+use super::model::task::Task;
+use super::options::EngineOptions;
+use super::store::scan::Loaded;
+use super::store::schema::{Row, StoreError};
+use crate::command::Scope;
 
 /// A registry filled by `load`, which streams rows into the sink it is given and returns the
 /// small tables; `now` is the clock's time (epoch ms).
@@ -72,85 +73,4 @@ pub(super) fn registry_from(
     tasks.sort_by(|a, b| (a.started_ms, &a.id).cmp(&(b.started_ms, &b.id)));
     *reg.tasks_mut() = tasks;
     Ok(reg)
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use super::super::{Engine, EngineOptions, ManualClock, SeededIds};
-    use crate::command::{
-        Command, CreateQueue, MessageToSend, PurgeQueue, Reply, RequestContext, SendMessage,
-        SendMessageResult,
-    };
-
-    const URL: &str = "http://localhost:9324/000000000000/q.fifo";
-
-    /// A durable engine whose clock stands still at the same millisecond on every opening.
-    fn open(dir: &tempfile::TempDir) -> Engine {
-        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
-        let options = EngineOptions {
-            data_dir: Some(dir.path().to_owned()),
-            ..EngineOptions::default()
-        };
-        Engine::open(options, clock, Arc::new(SeededIds::new(1))).expect("the engine opens")
-    }
-
-    async fn run(e: &Engine, cmd: Command) -> Reply {
-        let ctx = RequestContext {
-            base_url: "http://localhost:9324".into(),
-            ..RequestContext::default()
-        };
-        e.execute(&ctx, cmd).await.expect("the command succeeds")
-    }
-
-    async fn send(e: &Engine, dedup: &str) -> u128 {
-        let c = SendMessage {
-            queue_url: URL.into(),
-            message: MessageToSend {
-                message_body: "m".into(),
-                message_group_id: Some("g".into()),
-                message_deduplication_id: Some(dedup.into()),
-                ..MessageToSend::default()
-            },
-        };
-        let Reply::SendMessage(SendMessageResult {
-            sequence_number: Some(n),
-            ..
-        }) = run(e, Command::SendMessage(c)).await
-        else {
-            panic!("a FIFO send answers a sequence number");
-        };
-        n.parse().expect("a number")
-    }
-
-    /// PurgeQueue removes every message and deduplication entry a restart would restore the
-    /// last sequence number from; in the same millisecond, the next number is still higher.
-    #[tokio::test]
-    async fn sequence_numbers_keep_growing_after_a_purge_and_a_restart() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let last = {
-            let e = open(&dir);
-            let create = CreateQueue {
-                queue_name: "q.fifo".into(),
-                attributes: [("FifoQueue".to_owned(), "true".to_owned())].into(),
-                ..CreateQueue::default()
-            };
-            run(&e, Command::CreateQueue(create)).await;
-            send(&e, "a").await;
-            let last = send(&e, "b").await;
-            let purge = PurgeQueue {
-                queue_url: URL.into(),
-            };
-            run(&e, Command::PurgeQueue(purge)).await;
-            e.shutdown();
-            e.close().await;
-            last
-        };
-        let e = open(&dir);
-        let next = send(&e, "c").await;
-        assert!(next > last, "{next} after {last}");
-        e.shutdown();
-        e.close().await;
-    }
 }

@@ -1,4 +1,4 @@
-//! Engine layer: counters the engine keeps for `/metrics` (rendered by the server layer).
+//! Engine layer, top: counters the engine keeps for `/metrics` (rendered by the server layer).
 
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};

@@ -19,8 +19,8 @@ use super::options::Compat;
 use super::origin::{self, Verdict};
 use super::sigv4;
 use crate::admin::routes;
-use crate::command::Action;
 use crate::command::hooks::{Before, Call, Finished, before_all};
+use crate::command::{Action, RequestContext};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -197,10 +197,10 @@ async fn execute(
         );
     }
     if front.options.compat == Compat::LocalStack
-        && let Some(region) = &d.ctx.region
+        && let Some(region) = &d.region
     {
         // LocalStack's queue URLs name the region the client signed for.
-        d.ctx.base_url = localstack_base(region, port_of(&req.base_url));
+        d.base_url = localstack_base(region, port_of(&req.base_url));
     }
     let hooks = &front.hooks;
     let called = hooks.iter().any(|h| h.wants_calls());
@@ -225,7 +225,12 @@ async fn execute(
     let result = match before.answer {
         Some(answer) => answer,
         None => {
-            let mut result = engine.execute(&d.ctx, d.command).await;
+            let ctx = RequestContext {
+                scope: engine.scope_for(d.access_key.as_deref(), d.region.as_deref()),
+                base_url: d.base_url,
+                trace_header: d.trace_header,
+            };
+            let mut result = engine.execute(&ctx, d.command).await;
             if let Some(after) = before.after {
                 after(&mut result);
             }

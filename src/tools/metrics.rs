@@ -16,7 +16,7 @@ use prometheus_client::registry::Registry;
 use crate::command::Action;
 use crate::command::hooks::{Finished, Hook};
 use crate::engine::Engine;
-use crate::engine::peek::QueueCounts;
+use crate::engine::QueueCounts;
 use crate::tools::faults::Faults;
 use crate::tools::push::PushTargets;
 

@@ -44,11 +44,8 @@ pub struct Pipeline {
     pub fifo_handle: String,
 }
 
-fn ctx() -> RequestContext {
-    RequestContext {
-        base_url: BASE_URL.to_owned(),
-        ..RequestContext::default()
-    }
+fn ctx(engine: &Engine) -> RequestContext {
+    RequestContext::new(BASE_URL, engine.default_scope())
 }
 
 fn url(name: &str) -> String {
@@ -100,7 +97,10 @@ impl Pipeline {
                     attributes,
                     tags: Vec::new(),
                 });
-                engine.execute(&ctx(), cmd).await.expect("queue created");
+                engine
+                    .execute(&ctx(&engine), cmd)
+                    .await
+                    .expect("queue created");
             }
             let mut handles = Vec::new();
             for (name, group) in [("fuzz", None), ("fuzz.fifo", Some("g1"))] {
@@ -113,14 +113,14 @@ impl Pipeline {
                             ..MessageToSend::default()
                         },
                     });
-                    engine.execute(&ctx(), cmd).await.expect("sent");
+                    engine.execute(&ctx(&engine), cmd).await.expect("sent");
                 }
                 let cmd = Command::ReceiveMessage(ReceiveMessage {
                     queue_url: url(name),
                     wait_time_seconds: Some(0),
                     ..ReceiveMessage::default()
                 });
-                let Ok(Reply::ReceiveMessage(r)) = engine.execute(&ctx(), cmd).await else {
+                let Ok(Reply::ReceiveMessage(r)) = engine.execute(&ctx(&engine), cmd).await else {
                     panic!("receive failed");
                 };
                 handles.push(r.messages[0].receipt_handle.clone());
@@ -160,7 +160,15 @@ impl Pipeline {
             "the answer's protocol: {req:?}"
         );
         let action = decoded.action;
-        let result = block_on(self.engine.execute(&decoded.ctx, decoded.command));
+        let scope = self
+            .engine
+            .scope_for(decoded.access_key.as_deref(), decoded.region.as_deref());
+        let ctx = RequestContext {
+            base_url: decoded.base_url,
+            trace_header: decoded.trace_header,
+            scope,
+        };
+        let result = block_on(self.engine.execute(&ctx, decoded.command));
         let resp = wire::encode(decoded.protocol, action, &result, request_id);
         assert!(resp.status < 500, "{req:?} → {result:?} → {resp:?}");
         assert_answer(&resp, &(req, &result));

@@ -102,10 +102,7 @@ impl Sut {
 
     /// Runs one command.
     pub async fn exec(&self, cmd: Command) -> SqsResult<Reply> {
-        let ctx = RequestContext {
-            base_url: BASE_URL.to_owned(),
-            ..RequestContext::default()
-        };
+        let ctx = RequestContext::new(BASE_URL, self.engine.default_scope());
         self.engine.execute(&ctx, cmd).await
     }
 
@@ -120,7 +117,7 @@ impl Sut {
     /// and delayed ones as asked.
     pub fn peek(&self, name: &str, in_flight: bool, delayed: bool) -> Vec<Message> {
         self.engine
-            .peek(&url(name), in_flight, delayed)
+            .peek(&self.engine.default_scope(), &url(name), in_flight, delayed)
             .unwrap_or_else(|e| panic!("peek {name}: {e:?}"))
     }
 

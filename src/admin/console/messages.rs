@@ -14,7 +14,7 @@ use crate::admin::routes::QUEUES_PATH;
 use crate::admin::state::{Admin, AdminError, Answer, Req, ok_json};
 use crate::command::Message;
 use crate::engine::Scope;
-use crate::engine::peek::{PeekState, QueueCounts};
+use crate::engine::{PeekState, QueueCounts};
 use crate::wire::WireRequest;
 
 /// Messages on one page unless the request asks otherwise, and the most it may ask for.
@@ -67,7 +67,7 @@ fn segments(path: &str) -> Vec<&str> {
 /// configured ones.
 fn scope_of(admin: &Admin, req: &WireRequest<'_>) -> Scope {
     let f = crate::wire::form_fields(req.query, &[]).unwrap_or_default();
-    let mut scope = admin.engine.default_scope();
+    let mut scope = Scope::clone(&admin.engine.default_scope());
     if let Some(r) = f.get("region").filter(|r| !r.is_empty()) {
         r.clone_into(&mut scope.region);
     }
@@ -128,7 +128,7 @@ pub async fn delete(admin: &Admin, r: &Req<'_>) -> Answer {
         return Err(no_queue(name));
     }
     let url = url_of(req, &scope, name);
-    match admin.engine.delete_by_id(&url, id).await {
+    match admin.engine.delete_by_id(&scope, &url, id).await {
         Ok(true) => Ok(ok_json(&json!({ "deleted": id }))),
         Ok(false) => Err(AdminError::not_found(format!(
             "no message {id:?} in {name}"
@@ -175,7 +175,7 @@ async fn page(admin: &Admin, req: &WireRequest<'_>, name: &str) -> Result<Value,
     });
     let (total, found) = admin
         .engine
-        .inspect(&url, state, q.id.as_deref(), q.offset, q.limit)
+        .inspect(&scope, &url, state, q.id.as_deref(), q.offset, q.limit)
         .map_err(|e| AdminError::not_found(e.message))?;
     let messages: Vec<Value> = found
         .iter()

@@ -115,10 +115,7 @@ fn queues_page(admin: &Admin, base_url: &str, q: &ListQuery) -> Value {
 /// ListDeadLetterSourceQueues per queue of the page: the cost follows the page, not the
 /// number of queues.
 async fn mark_dead_letter_queues(admin: &Admin, base_url: &str, page: &mut Value) {
-    let ctx = RequestContext {
-        base_url: base_url.to_owned(),
-        ..RequestContext::default()
-    };
+    let ctx = RequestContext::new(base_url, admin.engine.default_scope());
     let Some(queues) = page["queues"].as_array_mut() else {
         return;
     };

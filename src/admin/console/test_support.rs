@@ -45,11 +45,14 @@ pub(crate) fn admin() -> Admin {
     }
 }
 
+/// A context in the configured account and region of [`admin`]'s engine.
 pub(crate) fn ctx() -> RequestContext {
-    RequestContext {
-        base_url: BASE.into(),
-        ..RequestContext::default()
-    }
+    let o = EngineOptions::default();
+    let scope = crate::command::Scope {
+        account: o.account_id,
+        region: o.region,
+    };
+    RequestContext::new(BASE, Arc::new(scope))
 }
 
 pub(crate) fn get<'a>(path: &'a str, query: Option<&'a str>) -> WireRequest<'a> {

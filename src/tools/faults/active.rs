@@ -15,6 +15,7 @@ use prometheus_client::metrics::family::Family;
 
 use super::rule::{FaultRule, Latency};
 use crate::command::{Action, Command, Message};
+use crate::engine::ReceiveOrder;
 use crate::error::SqsError;
 
 /// Most fault rules active at once: every SQS request is checked against each of them, so an
@@ -153,10 +154,15 @@ impl Faults {
         rules.clear();
         self.active.store(0, Ordering::Release);
     }
+}
 
-    /// When a receive on `queue` should take messages in random order: the seed to draw it
-    /// from, taken from the matching rule's generator.
-    pub(super) fn reorder_seed(&self, queue: Option<&str>) -> Option<u64> {
+/// `reorder` rules: the engine asks, for each receive on a standard queue, whether to take
+/// messages in random order.
+impl ReceiveOrder for Faults {
+    /// When a receive on `queue_name` should take messages in random order: the seed to draw
+    /// it from, taken from the matching rule's generator.
+    fn seed(&self, queue_name: &str) -> Option<u64> {
+        let queue = Some(queue_name);
         if self.none() || is_fifo(queue) {
             return None;
         }
@@ -168,7 +174,9 @@ impl Faults {
         self.count("reorder");
         Some(seed)
     }
+}
 
+impl Faults {
     /// Decides what happens to a request before it runs.
     pub(super) fn decide(&self, action: Action, command: &Command) -> Decision {
         let mut out = Decision::default();

@@ -74,14 +74,12 @@ async fn until_clock<F: Future>(clock: &dyn Clock, deadline_ms: u64, fut: F) -> 
     }
 }
 
-fn ctx() -> RequestContext {
-    RequestContext {
-        base_url: "http://localhost".into(),
-        ..RequestContext::default()
-    }
-}
-
 impl Worker {
+    /// The context of the poller's requests: the configured account and region.
+    fn ctx(&self) -> RequestContext {
+        RequestContext::new("http://localhost", self.engine.default_scope())
+    }
+
     fn queue(&self) -> &str {
         &self.target.target.queue
     }
@@ -119,7 +117,7 @@ impl Worker {
             wait_time_seconds: Some(i64::try_from(wait_s.min(20)).unwrap_or(20)),
             ..ReceiveMessage::default()
         });
-        let out = unless_stopped(&self.stop, self.engine.execute(&ctx(), cmd)).await?;
+        let out = unless_stopped(&self.stop, self.engine.execute(&self.ctx(), cmd)).await?;
         Some(out.map(|r| match r {
             Reply::ReceiveMessage(r) => r.messages,
             _ => Vec::new(),
@@ -187,7 +185,7 @@ impl Worker {
             queue_url: self.queue_url(),
             attribute_names: vec!["VisibilityTimeout".into()],
         });
-        let seconds = match self.engine.execute(&ctx(), cmd).await {
+        let seconds = match self.engine.execute(&self.ctx(), cmd).await {
             Ok(Reply::GetQueueAttributes(r)) => r
                 .attributes
                 .iter()
@@ -214,7 +212,7 @@ impl Worker {
                 queue_url: self.queue_url(),
                 entries,
             });
-            match self.engine.execute(&ctx(), cmd).await {
+            match self.engine.execute(&self.ctx(), cmd).await {
                 Ok(Reply::DeleteMessageBatch(r)) => {
                     deleted += r.successful.len() as u64;
                     for f in r.failed {

@@ -4,16 +4,16 @@
 //! the queue and, through SQS's own message, the attribute.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::json;
 
 use super::decl::{Setup, value_string};
 use crate::command::{
     Command, CreateQueue, GetQueueAttributes, RedrivePolicy, Reply, RequestContext,
-    SetQueueAttributes, TagQueue,
+    SetQueueAttributes, TagQueue, is_account_id,
 };
 use crate::engine::Engine;
-use crate::engine::scope::is_account_id;
 use crate::tools::clock::ControlledClock;
 use crate::tools::faults::Faults;
 use crate::tools::push::PushTargets;
@@ -103,13 +103,8 @@ impl Setup {
                 return Err(err(format!("account {a:?} is not a 12-digit account id")));
             }
             // The queue's account and region, as a request signed for them would carry.
-            let ctx = RequestContext {
-                base_url: "http://localhost".into(),
-                region: q.region.clone(),
-                access_key: q.account.clone(),
-                ..RequestContext::default()
-            };
-            let scope = engine.request_scope(&ctx);
+            let scope = engine.scope_for(q.account.as_deref(), q.region.as_deref());
+            let ctx = RequestContext::new("http://localhost", Arc::clone(&scope));
             let arn = |name: &str| scope.arn(name);
             let mut attributes = Vec::new();
             for (k, v) in &q.attributes {
@@ -178,7 +173,7 @@ impl Setup {
             }
         }
         for (name, ctx, policy) in redrive {
-            let url = format!("/{}/{}", engine.request_scope(&ctx).account, name);
+            let url = format!("/{}/{}", ctx.scope.account, name);
             let cur = current(engine, &ctx, &url).await.unwrap_or_default();
             let changed: Vec<(String, String)> = (cur.get("RedrivePolicy") != Some(&policy))
                 .then(|| ("RedrivePolicy".to_owned(), policy))

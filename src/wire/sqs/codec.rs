@@ -14,7 +14,7 @@ use super::decode::decode as decode_command;
 use super::encode::encode_reply;
 use super::names::flat_name;
 use crate::command::validate::INVALID_CHARACTERS;
-use crate::command::{Action, Command, Reply, RequestContext};
+use crate::command::{Action, Command, Reply};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 use crate::wire::form::{Form, NotUtf8};
 use crate::wire::json;
@@ -31,15 +31,23 @@ use crate::wire::xml;
 /// The `X-Amz-Target` prefix of SQS's JSON 1.0 requests (`AmazonSQS.SendMessage`, §1.1).
 const JSON_TARGET_PREFIX: &str = "AmazonSQS.";
 
-/// A request decoded into a command, with everything needed to run and answer it.
+/// A request decoded into a command, with everything needed to run and answer it: the caller
+/// chooses the account and region to run it in from `access_key` and `region` and builds the
+/// `RequestContext` from these request facts.
 #[derive(Debug, Clone)]
 pub struct Decoded {
     /// The protocol to answer in.
     pub protocol: Protocol,
     /// The action named by the request.
     pub action: Action,
-    /// Request facts the engine needs (queue URL base, trace header).
-    pub ctx: RequestContext,
+    /// Scheme and authority for queue URLs, e.g. `http://localhost:9324`.
+    pub base_url: String,
+    /// The `X-Amzn-Trace-Id` header.
+    pub trace_header: Option<String>,
+    /// The access key id the request was signed with (SigV4 credential), if it was signed.
+    pub access_key: Option<String>,
+    /// The region of the request's SigV4 credential scope, if it was signed.
+    pub region: Option<String>,
     /// The command to execute.
     pub command: Command,
 }
@@ -151,14 +159,22 @@ fn credential(req: &WireRequest<'_>, presigned: Option<&str>) -> Option<(String,
         .map(|c| (c.access_key.to_owned(), c.region.to_owned()))
 }
 
-fn context(req: &WireRequest<'_>, presigned: Option<&str>) -> RequestContext {
+/// `command`, decoded from `req`, with the request facts it runs with.
+fn decoded(
+    req: &WireRequest<'_>,
+    presigned: Option<&str>,
+    action: Action,
+    command: Command,
+) -> Decoded {
     let (access_key, region) = credential(req, presigned).unzip();
-    RequestContext {
+    Decoded {
+        protocol: req.protocol,
+        action,
         base_url: req.base_url.clone(),
         trace_header: req.trace_header.map(str::to_owned),
-        region,
         access_key,
-        random_order: None,
+        region,
+        command,
     }
 }
 
@@ -183,12 +199,7 @@ fn decode_json(req: &WireRequest<'_>, request_id: &str) -> Result<Decoded, WireR
     };
     let obj = body.as_object().ok_or_else(|| reject(not_a_structure()))?;
     let command = decode_command(action, &JsonParams::new(obj)).map_err(reject)?;
-    Ok(Decoded {
-        protocol: Protocol::Json,
-        action,
-        ctx: context(req, None),
-        command,
-    })
+    Ok(decoded(req, None, action, command))
 }
 
 /// SQS's error for a Query form whose bytes are not UTF-8. [E] AWS's text for undecodable
@@ -250,15 +261,14 @@ fn decode_query(req: &WireRequest<'_>, request_id: &str) -> Result<Decoded, Wire
         // Java v1 and JS v2 send the queue URL as the path (§2.1, G-22).
         fields.insert_absent("QueueUrl", req.path);
     }
-    let ctx = context(req, fields.get("X-Amz-Credential"));
     let params = QueryParams::new(&fields, action.name(), flat_name);
     let command = decode_command(action, &params).map_err(reject)?;
-    Ok(Decoded {
-        protocol,
+    Ok(decoded(
+        req,
+        fields.get("X-Amz-Credential"),
         action,
-        ctx,
         command,
-    })
+    ))
 }
 
 #[cfg(test)]
@@ -281,14 +291,16 @@ mod tests {
             base_url: String::new(),
             body: &[],
         };
-        let ctx = context(&req, None);
-        assert_eq!(ctx.access_key.as_deref(), Some("123456789012"));
-        assert_eq!(ctx.region.as_deref(), Some("eu-west-1"));
+        let list = || Command::ListQueues(crate::command::ListQueues::default());
+        let d = decoded(&req, None, Action::ListQueues, list());
+        assert_eq!(d.access_key.as_deref(), Some("123456789012"));
+        assert_eq!(d.region.as_deref(), Some("eu-west-1"));
         req.authorization = None;
-        let ctx = context(&req, Some("AKID/20261201/ap-south-1/sqs/aws4_request"));
-        assert_eq!(ctx.access_key.as_deref(), Some("AKID"));
-        assert_eq!(ctx.region.as_deref(), Some("ap-south-1"));
-        assert_eq!(context(&req, None).region, None);
+        let presigned = Some("AKID/20261201/ap-south-1/sqs/aws4_request");
+        let d = decoded(&req, presigned, Action::ListQueues, list());
+        assert_eq!(d.access_key.as_deref(), Some("AKID"));
+        assert_eq!(d.region.as_deref(), Some("ap-south-1"));
+        assert_eq!(decoded(&req, None, Action::ListQueues, list()).region, None);
     }
 
     #[test]

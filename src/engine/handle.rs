@@ -1,0 +1,399 @@
+//! Engine layer, top: the `Engine` handle. Opening (loading the store into the model, restarting
+//! move tasks, starting the sweeper), reloading after a recovered disk, the sweep, shutdown
+//! and close; and what every action shares: the lock, the clock, the request scope
+//! ([`Engine::scope_for`]), queue resolution and waiting for a commit. The actions themselves
+//! are `impl Engine` blocks in `ops/`; the match over `Command` is [`Engine::execute`] in
+//! `ops/execute.rs`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use super::clock::{Clock, IdGen};
+use super::load;
+use super::metrics::EngineMetrics;
+use super::model::address::{self, UrlParts};
+use super::model::queue::Queue;
+use super::model::registry::{COOLOFF_MS, Registry};
+use super::options::EngineOptions;
+use super::store::handle::Store;
+use super::store::scan;
+use super::store::schema::{Commit, Op, StoreError};
+use super::store::writer::Reload;
+use crate::command::{RequestContext, Scope, is_account_id};
+use crate::error::{SqsError, SqsResult};
+
+/// What every clone of an [`Engine`] shares.
+pub(super) struct Inner {
+    pub(super) registry: Mutex<Registry>,
+    pub(super) store: Store,
+    pub(super) clock: Arc<dyn Clock>,
+    pub(super) ids: Arc<dyn IdGen>,
+    pub(super) cfg: EngineOptions,
+    pub(super) closing: AtomicBool,
+    /// Wakes background move tasks (cancel, clock moves, shutdown).
+    pub(super) tasks_notify: Arc<tokio::sync::Notify>,
+    /// Counters for `/metrics`.
+    pub(super) metrics: Arc<EngineMetrics>,
+    /// The configured account and region, shared by every request that names no other.
+    pub(super) default_scope: Arc<Scope>,
+}
+
+/// The SQS engine. Cheap to clone; all clones share one state.
+#[derive(Clone)]
+pub struct Engine {
+    pub(super) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("cfg", &self.inner.cfg)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Engine {
+    /// Opens the engine, loading any persisted state.
+    pub fn open(
+        cfg: EngineOptions,
+        clock: Arc<dyn Clock>,
+        ids: Arc<dyn IdGen>,
+    ) -> Result<Engine, StoreError> {
+        let metrics = Arc::new(EngineMetrics::default());
+        let now = clock.now_ms();
+        let reload_slot: Arc<OnceLock<Reload>> = Arc::new(OnceLock::new());
+        let mut opened = None;
+        let reg = load::registry_from(&cfg, now, |sink| {
+            let (store, loaded) = Store::open(
+                cfg.data_dir.as_deref(),
+                cfg.cache_bytes,
+                metrics.clone(),
+                cfg.disk_faults.clone(),
+                Arc::clone(&reload_slot),
+                sink,
+            )?;
+            opened = Some(store);
+            Ok(loaded)
+        })?;
+        let store = opened.ok_or(StoreError::Closed)?;
+        let (cfg_account, cfg_region) = (cfg.account_id.clone(), cfg.region.clone());
+        let engine = Engine {
+            inner: Arc::new(Inner {
+                registry: Mutex::new(reg),
+                store,
+                clock,
+                ids,
+                cfg,
+                closing: AtomicBool::new(false),
+                tasks_notify: Arc::new(tokio::sync::Notify::new()),
+                metrics,
+                default_scope: Arc::new(Scope {
+                    account: cfg_account,
+                    region: cfg_region,
+                }),
+            }),
+        };
+        let running: Vec<String> = engine
+            .lock()
+            .tasks()
+            .iter()
+            .filter(|t| t.running())
+            .map(|t| t.id.clone())
+            .collect();
+        for id in running {
+            engine.spawn_mover(id);
+        }
+        // After a recovery from a failing disk, memory is rebuilt from the file.
+        let weak = Arc::downgrade(&engine.inner);
+        let reload: Reload = Box::new(move |db| {
+            let Some(inner) = weak.upgrade() else {
+                return Ok(());
+            };
+            Engine { inner }.reload_from(db)
+        });
+        let _ = reload_slot.set(reload);
+        engine.spawn_sweeper();
+        Ok(engine)
+    }
+
+    /// Replaces every queue, message, tombstone and task in memory with what the data file
+    /// holds (called on the writer thread once the store has recovered).
+    fn reload_from(&self, db: &redb::Database) -> Result<(), StoreError> {
+        let now = self.now();
+        let fresh = load::registry_from(&self.inner.cfg, now, |sink| scan::load(db, sink))?;
+        let running: Vec<String> = fresh
+            .tasks()
+            .iter()
+            .filter(|t| t.running())
+            .map(|t| t.id.clone())
+            .collect();
+        let old = std::mem::replace(&mut *self.lock(), fresh);
+        // Parked long polls of the old queues look again, now at the reloaded ones.
+        for q in old.queues() {
+            q.wake();
+        }
+        drop(old);
+        self.inner.tasks_notify.notify_waiters();
+        for id in running {
+            self.spawn_mover(id);
+        }
+        Ok(())
+    }
+
+    /// Why storage cannot write right now, if it cannot: the disk failed and the store is
+    /// recovering. SQS requests should not be served meanwhile.
+    #[must_use]
+    pub fn storage_failure(&self) -> Option<String> {
+        self.inner.store.failure()
+    }
+
+    /// The configuration this engine runs with.
+    #[must_use]
+    pub fn config(&self) -> &EngineOptions {
+        &self.inner.cfg
+    }
+
+    /// The engine's counters.
+    #[must_use]
+    pub fn metrics(&self) -> &Arc<EngineMetrics> {
+        &self.inner.metrics
+    }
+
+    /// Whether replies wait for a durable commit.
+    #[must_use]
+    pub fn durable(&self) -> bool {
+        self.inner.store.durable()
+    }
+
+    /// A fresh UUID from the injected generator (request ids use it too).
+    #[must_use]
+    pub fn new_uuid(&self) -> String {
+        self.inner.ids.uuid()
+    }
+
+    /// Wakes every parked long poll so it re-reads the clock; call after moving a
+    /// [`ManualClock`](crate::engine::clock::ManualClock).
+    pub fn wake_all(&self) {
+        for q in self.lock().queues() {
+            q.wake();
+        }
+        self.inner.tasks_notify.notify_waiters();
+    }
+
+    /// Starts the background sweep that drops expired messages (retention) and expired FIFO
+    /// deduplication entries from queues nobody is reading, so their space is reclaimed.
+    fn spawn_sweeper(&self) {
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        // Hold only a weak reference so the sweeper never keeps a dropped engine alive.
+        let weak = Arc::downgrade(&self.inner);
+        rt.spawn(async move {
+            loop {
+                tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+                let Some(inner) = weak.upgrade() else { return };
+                let engine = Engine { inner };
+                if engine.closing() {
+                    return;
+                }
+                engine.sweep();
+            }
+        });
+    }
+
+    /// One sweep over every queue.
+    pub fn sweep(&self) {
+        let now = self.now();
+        let mut reg = self.lock();
+        let mut ops = Vec::new();
+        for q in reg.queues_mut() {
+            q.expire(now, &mut ops);
+            if q.is_fifo() {
+                let id = q.id();
+                q.fifo_state().prune(id, now, &mut ops);
+            }
+        }
+        // A tombstone only serves the 60-second re-create rule (§6.13).
+        for arn in reg.prune_tombstones(now.saturating_sub(COOLOFF_MS)) {
+            ops.push(Op::DeleteTombstone(arn));
+        }
+        if !ops.is_empty() {
+            // Nothing waits on this commit; it only reclaims space.
+            drop(self.inner.store.submit(ops));
+        }
+    }
+
+    /// Makes parked long polls answer now (with no messages) and every later poll return at once.
+    pub fn shutdown(&self) {
+        self.inner.closing.store(true, Ordering::SeqCst);
+        self.wake_all();
+    }
+
+    /// Finishes pending commits and closes the database file. Call after [`Engine::shutdown`]
+    /// once no more requests arrive; later writes fail with `InternalError`.
+    pub async fn close(&self) {
+        if let Err(e) = self.inner.store.close().wait().await {
+            tracing::warn!(error = %e, "closing the store");
+        }
+    }
+
+    pub(super) fn closing(&self) -> bool {
+        self.inner.closing.load(Ordering::SeqCst)
+    }
+
+    /// The account and region a request acts in: the region of its credential scope, else the
+    /// configured one; the account of its access key id when that is 12 digits, else the
+    /// configured one (docs/protocol.md §1.1). When that is the configured scope (the usual
+    /// case) the configured `Arc` is shared, so a request allocates nothing for it.
+    #[must_use]
+    pub fn scope_for(&self, access_key: Option<&str>, region: Option<&str>) -> Arc<Scope> {
+        let default = &self.inner.default_scope;
+        let account = access_key.filter(|k| is_account_id(k) && *k != default.account);
+        let region = region.filter(|r| *r != default.region);
+        if account.is_none() && region.is_none() {
+            return Arc::clone(default);
+        }
+        Arc::new(Scope {
+            account: account.unwrap_or(&default.account).to_owned(),
+            region: region.unwrap_or(&default.region).to_owned(),
+        })
+    }
+
+    /// The configured account and region.
+    #[must_use]
+    pub fn default_scope(&self) -> Arc<Scope> {
+        Arc::clone(&self.inner.default_scope)
+    }
+
+    /// How many deleted-queue tombstones the engine keeps (they are pruned after 60 s).
+    // Hidden: only tests read it, to check that the sweep prunes tombstones.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn tombstone_count(&self) -> usize {
+        self.lock().tombstone_count()
+    }
+
+    /// How many message move tasks the engine keeps (at most ten per source queue).
+    // Hidden: only tests read it, to check that finished tasks are forgotten.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn task_count(&self) -> usize {
+        self.lock().tasks().len()
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, Registry> {
+        // A panic while holding the lock cannot leave the maps half-updated in a way that
+        // matters more than refusing all service, so keep serving.
+        self.inner
+            .registry
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(super) fn now(&self) -> u64 {
+        self.inner.clock.now_ms()
+    }
+
+    /// The URL of queue `name` in `scope`, on the request's base URL.
+    pub(super) fn queue_url(&self, ctx: &RequestContext, scope: &Scope, name: &str) -> String {
+        format!("{}/{}/{}", ctx.base_url, scope.account, name)
+    }
+
+    /// The ARN of queue `name` in the configured account and region.
+    #[must_use]
+    pub fn queue_arn(&self, name: &str) -> String {
+        self.default_scope().arn(name)
+    }
+
+    /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id: the
+    /// account and region the URL names, else those of `scope` (the request's).
+    pub(super) fn resolve(&self, reg: &Registry, scope: &Scope, url: &str) -> SqsResult<u64> {
+        let parts = address::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
+        self.resolve_parts(reg, scope, parts)
+    }
+
+    /// [`Engine::resolve`] for a `QueueUrl` parsed already.
+    pub(super) fn resolve_parts(
+        &self,
+        reg: &Registry,
+        scope: &Scope,
+        parts: UrlParts<'_>,
+    ) -> SqsResult<u64> {
+        let account = parts.account.unwrap_or(&scope.account);
+        let region = parts.region.unwrap_or(&scope.region);
+        reg.id_in(account, region, parts.name)
+            .ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    /// The queue a `QueueUrl` names.
+    pub(super) fn queue<'a>(
+        &self,
+        reg: &'a Registry,
+        scope: &Scope,
+        url: &str,
+    ) -> SqsResult<&'a Queue> {
+        let id = self.resolve(reg, scope, url)?;
+        reg.get(id).ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    /// The queue a `QueueUrl` names, for changing it under the lock.
+    pub(super) fn queue_mut<'a>(
+        &self,
+        reg: &'a mut Registry,
+        scope: &Scope,
+        url: &str,
+    ) -> SqsResult<&'a mut Queue> {
+        let id = self.resolve(reg, scope, url)?;
+        reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)
+    }
+
+    /// The id of the queue an ARN names (in the ARN's account and region).
+    pub(super) fn queue_by_arn(&self, reg: &Registry, arn: &str) -> Option<u64> {
+        let (scope, name) = address::parse_arn(arn)?;
+        reg.id_of(&scope, name)
+    }
+
+    pub(super) async fn commit(&self, commit: Commit) -> SqsResult<()> {
+        commit.wait().await.map_err(SqsError::internal)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::engine::clock::{ManualClock, SeededIds};
+    use crate::engine::handle::Engine;
+    use crate::engine::options::EngineOptions;
+
+    #[test]
+    fn a_request_shares_the_configured_scope_unless_it_names_another() {
+        let e = Engine::open(
+            EngineOptions::default(),
+            Arc::new(ManualClock::new(0)),
+            Arc::new(SeededIds::new(1)),
+        )
+        .expect("opens");
+        let configured = e.default_scope();
+        for (key, region) in [
+            (None, None),
+            (Some("test"), Some("us-east-1")),
+            (Some("000000000000"), None),
+            (Some("12345678901x"), None),
+        ] {
+            let s = e.scope_for(key, region);
+            assert!(Arc::ptr_eq(&s, &configured), "{key:?} {region:?}: shared");
+        }
+        let s = e.scope_for(Some("123456789012"), Some("eu-west-1"));
+        assert_eq!(
+            (s.account.as_str(), s.region.as_str()),
+            ("123456789012", "eu-west-1")
+        );
+        let s = e.scope_for(Some("AKIDEXAMPLE"), Some("eu-west-1"));
+        assert_eq!(
+            (s.account.as_str(), s.region.as_str()),
+            ("000000000000", "eu-west-1"),
+            "a key that is no account id keeps the configured account"
+        );
+    }
+}

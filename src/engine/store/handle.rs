@@ -1,0 +1,244 @@
+//! Engine layer, store: the `Store` handle: opening the data file (schema check, start-up
+//! load), submitting ops to the group-commit writer, closing, and reading records back.
+//!
+//! All writes go through one writer thread. It drains every pending job into one write
+//! transaction and commits once, then acknowledges each job; a durable reply is sent only after
+//! that acknowledgement (docs/architecture.md, "Durable means group commit"). Ops carry typed
+//! records (`record.rs`); the writer encodes them, outside the engine lock. A message record
+//! comes encoded already: memory holds it in that form (`packed.rs`). With a data
+//! directory the commits are `Durability::Immediate`. Without one there is nothing to persist:
+//! the engine code is the same and still produces its ops, but the store drops them unencoded.
+//! The benchmark showed that a redb file with `Durability::None` for memory mode cost a third
+//! of the CPU per SendMessage on two cores, for data that could never be read back.
+//!
+//! The tables (`schema.rs`) and record layouts (`record.rs`) are described in docs/storage.md.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, mpsc};
+
+use redb::{Database, ReadableDatabase, ReadableTable};
+use tokio::sync::oneshot;
+
+use super::disk::{self, DiskFaults};
+use super::record::MessageRecord;
+use super::scan::{self, Loaded};
+use super::schema::{
+    Commit, DEDUP, Job, MESSAGE_STATE, MESSAGES, META, Op, QUEUES, Row, SCHEMA_KEY, SCHEMA_VERSION,
+    StoreError, TASKS, TOMBSTONES, UPGRADABLE_FROM, decode, redb_err,
+};
+use super::writer::{self, Reload, Shared, StoreHealth, WriterCtx};
+use crate::engine::metrics::EngineMetrics;
+
+/// Handle to the writer thread; `None` in memory mode, where ops are dropped.
+#[derive(Debug)]
+pub(crate) struct Store {
+    tx: Option<mpsc::Sender<Job>>,
+    health: Arc<StoreHealth>,
+    /// Jobs submitted so far (the number of the latest).
+    submitted: AtomicU64,
+    shared: Arc<Shared>,
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir`; `None` is memory mode, which persists nothing.
+    /// `reload` is called on the writer thread after a recovery from a failing disk.
+    pub fn open(
+        dir: Option<&Path>,
+        cache_bytes: usize,
+        metrics: Arc<EngineMetrics>,
+        faults: Option<Arc<DiskFaults>>,
+        reload: Arc<OnceLock<Reload>>,
+        sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
+    ) -> Result<(Store, Loaded), StoreError> {
+        let health = Arc::new(StoreHealth::default());
+        let shared = Arc::new(Shared::default());
+        let Some(d) = dir else {
+            let store = Store {
+                tx: None,
+                health,
+                submitted: AtomicU64::new(0),
+                shared,
+            };
+            return Ok((store, Loaded::default()));
+        };
+        std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
+        probe_writable(d)?;
+        let path = d.join("localsqs.redb");
+        let (db, loaded) = open_and_load(&path, cache_bytes, faults.clone(), sink)?;
+        let (tx, rx) = mpsc::channel::<Job>();
+        let db = Arc::new(db);
+        shared.set_db(Some(Arc::clone(&db)));
+        let ctx = WriterCtx {
+            shared: Arc::clone(&shared),
+            purging: std::sync::Mutex::new(loaded.purges.clone()),
+            path,
+            cache_bytes,
+            faults,
+            health: Arc::clone(&health),
+            reload,
+            metrics,
+        };
+        std::thread::Builder::new()
+            .name("localsqs-writer".into())
+            .spawn(move || writer::run(db, &rx, &ctx))
+            .map_err(|e| StoreError::Redb(e.to_string()))?;
+        Ok((
+            Store {
+                tx: Some(tx),
+                health,
+                submitted: AtomicU64::new(0),
+                shared,
+            },
+            loaded,
+        ))
+    }
+
+    /// Why the store cannot write right now, if it cannot (it is recovering).
+    #[must_use]
+    pub fn failure(&self) -> Option<String> {
+        self.health.failure()
+    }
+
+    /// Whether commits reach the disk before they are acknowledged.
+    #[must_use]
+    pub fn durable(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Queues ops for the next group commit. Call while holding the engine lock, so that the
+    /// writer sees changes in the order they were made. In durable mode even a request that
+    /// changes nothing (a FIFO duplicate, a second delete) must not be answered before the
+    /// commits submitted before it: an empty job is acknowledged only after them, in order.
+    pub fn submit(&self, ops: Vec<Op>) -> Commit {
+        self.send(ops, false)
+    }
+
+    /// Finishes every submitted job, then closes the database file so another process (or
+    /// another server in this one) can open it. Later submits fail with `Closed`.
+    pub fn close(&self) -> Commit {
+        self.send(Vec::new(), true)
+    }
+
+    fn send(&self, ops: Vec<Op>, close: bool) -> Commit {
+        let Some(tx) = &self.tx else {
+            return Commit::done();
+        };
+        let (ack, rx) = oneshot::channel();
+        let no = self.submitted.fetch_add(1, Ordering::AcqRel) + 1;
+        // If the writer is gone the job (and its sender) is dropped and `wait` reports Closed.
+        let _ = tx.send(Job {
+            no,
+            ops,
+            ack,
+            close,
+        });
+        Commit::pending(rx)
+    }
+
+    /// The number the next submitted job gets: ops pushed now, under the engine lock, are
+    /// committed once [`Store::committed`] reaches it.
+    #[must_use]
+    pub fn next_job(&self) -> u64 {
+        self.submitted.load(Ordering::Acquire) + 1
+    }
+
+    /// The number of the latest job known to be committed (durably).
+    #[must_use]
+    pub fn committed(&self) -> u64 {
+        self.shared.committed()
+    }
+
+    /// Reads message records back from the file, in the order of `keys`: `None` for a message
+    /// that is not there (deleted or purged since it was looked up). Sees every committed
+    /// change; call it for messages whose put is committed.
+    pub fn read_messages(
+        &self,
+        keys: &[(u64, u64)],
+    ) -> Result<Vec<Option<MessageRecord>>, StoreError> {
+        let db = self.shared.db().ok_or(StoreError::Closed)?;
+        let txn = db.begin_read().map_err(redb_err)?;
+        let messages = txn.open_table(MESSAGES).map_err(redb_err)?;
+        keys.iter()
+            .map(|&k| match messages.get(k).map_err(redb_err)? {
+                Some(v) => decode(v.value()).map(Some),
+                None => Ok(None),
+            })
+            .collect()
+    }
+}
+
+/// Opens the file, checks the schema and reads everything back. redb can panic on some kinds of
+/// page corruption; that is turned into a clean `Corrupt` error instead of a crash.
+fn open_and_load(
+    path: &Path,
+    cache_bytes: usize,
+    faults: Option<Arc<DiskFaults>>,
+    sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
+) -> Result<(Database, Loaded), StoreError> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(StoreError::Empty(path.to_owned()));
+    }
+    let attempt = || -> Result<(Database, Loaded), StoreError> {
+        let db = disk::open(path, cache_bytes, faults).map_err(|e| match e {
+            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
+            other => StoreError::Redb(format!("{}: {other}", path.display())),
+        })?;
+        init_schema(&db, path)?;
+        let loaded = scan::load(&db, sink)?;
+        Ok((db, loaded))
+    };
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(attempt));
+    std::panic::set_hook(hook);
+    result.unwrap_or_else(|_| Err(StoreError::Corrupt(path.to_owned())))
+}
+
+fn probe_writable(dir: &Path) -> Result<(), StoreError> {
+    let probe = dir.join(".localsqs-write-probe");
+    std::fs::write(&probe, b"ok").map_err(|e| StoreError::Dir(dir.to_owned(), e))?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
+    let txn = db.begin_write().map_err(redb_err)?;
+    {
+        let mut meta = txn.open_table(META).map_err(redb_err)?;
+        let found = meta
+            .get(SCHEMA_KEY)
+            .map_err(redb_err)?
+            .map(|v| v.value().try_into().map(u32::from_be_bytes));
+        match found {
+            Some(Ok(SCHEMA_VERSION)) => {}
+            Some(Ok(UPGRADABLE_FROM)) => {
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())
+                    .map_err(redb_err)?;
+            }
+            Some(Ok(found)) => {
+                return Err(StoreError::Schema {
+                    path: path.to_owned(),
+                    found,
+                });
+            }
+            Some(Err(_)) => {
+                return Err(StoreError::Schema {
+                    path: path.to_owned(),
+                    found: 0,
+                });
+            }
+            None => {
+                meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())
+                    .map_err(redb_err)?;
+            }
+        }
+        txn.open_table(QUEUES).map_err(redb_err)?;
+        txn.open_table(MESSAGES).map_err(redb_err)?;
+        txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
+        txn.open_table(TOMBSTONES).map_err(redb_err)?;
+        txn.open_table(DEDUP).map_err(redb_err)?;
+        txn.open_table(TASKS).map_err(redb_err)?;
+    }
+    txn.commit().map_err(redb_err)
+}
