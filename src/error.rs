@@ -137,17 +137,17 @@ error_codes! {
     InvalidParameterValue => ("com.amazon.coral.service#InvalidParameterValueException", "InvalidParameterValue", 400, Sender),
     /// A required parameter is absent (coral shape).
     MissingParameter => ("com.amazon.coral.service#MissingRequiredParameterException", "MissingParameter", 400, Sender),
-    /// Access denied (coral shape) [E].
+    /// Access denied (coral shape) \[E\].
     AccessDenied => ("com.amazon.coral.service#AccessDeniedException", "AccessDenied", 403, Sender),
     /// Query: unknown `Action` (§1.4).
     InvalidAction => ("com.amazon.coral.service#InvalidActionException", "InvalidAction", 400, Sender),
-    /// JSON: unknown `X-Amz-Target` operation (§1.4) [E].
+    /// JSON: unknown `X-Amz-Target` operation (§1.4) \[E\].
     UnknownOperation => ("com.amazon.coral.service#UnknownOperationException", "UnknownOperationException", 400, Sender),
-    /// JSON: a body that is not valid JSON or has wrongly typed members [E].
+    /// JSON: a body that is not valid JSON or has wrongly typed members \[E\].
     SerializationException => ("com.amazon.coral.service#SerializationException", "SerializationException", 400, Sender),
-    /// The request body is larger than the server accepts [E].
+    /// The request body is larger than the server accepts \[E\].
     RequestEntityTooLarge => ("com.amazon.coral.service#RequestEntityTooLargeException", "RequestEntityTooLarge", 413, Sender),
-    /// The request body did not arrive within the body-read timeout [E].
+    /// The request body did not arrive within the body-read timeout \[E\].
     RequestTimeout => ("com.amazon.coral.service#RequestTimeoutException", "RequestTimeout", 408, Sender),
     /// `--auth sigv4`: the request carries no signature [D: AWS common errors].
     MissingAuthenticationToken => ("com.amazon.coral.service#MissingAuthenticationTokenException", "MissingAuthenticationToken", 403, Sender),
@@ -157,7 +157,7 @@ error_codes! {
     SignatureDoesNotMatch => ("com.amazon.coral.service#InvalidSignatureException", "SignatureDoesNotMatch", 403, Sender),
     /// `--auth sigv4`: the signature is malformed [D: AWS common errors].
     IncompleteSignature => ("com.amazon.coral.service#IncompleteSignatureException", "IncompleteSignature", 400, Sender),
-    /// The service cannot answer now (fault injection) [E].
+    /// The service cannot answer now (fault injection) \[E\].
     ServiceUnavailable => ("com.amazon.coral.service#ServiceUnavailableException", "ServiceUnavailable", 503, Receiver),
     /// Storage or other internal failure; the cause is logged, never sent.
     InternalError => ("com.amazon.coral.service#InternalFailure", "InternalError", 500, Receiver),

@@ -1,7 +1,7 @@
 //! Command layer: validation of names and message-level input (queue names, body, attributes,
 //! ids, tags), with AWS's texts.
 //!
-//! Rules from docs/protocol.md §6.2, §6.3, §6.4, §6.6, §6.9 and §6.14. Texts tagged [E] there
+//! Rules from docs/protocol.md §6.2, §6.3, §6.4, §6.6, §6.9 and §6.14. Texts tagged \[E\] there
 //! are guesses and are kept together here so they are easy to change. Imports neither `wire`
 //! nor `engine`.
 
@@ -12,7 +12,7 @@ use super::types::{MessageAttributeValue, MessageAttributes};
 /// Most user attributes a message may carry.
 pub const MAX_MESSAGE_ATTRIBUTES: usize = 10;
 
-/// The InvalidMessageContents text. [E] wording (LocalStack's); the code is verified.
+/// The InvalidMessageContents text. \[E\] wording (LocalStack's); the code is verified.
 pub const INVALID_CHARACTERS: &str = "Invalid characters found. Valid unicode characters are #x9 | #xA | #xD | #x20 to #xD7FF | #xE000 to #xFFFD | #x10000 to #x10FFFF";
 
 /// Whether a character may appear in a body or a string attribute (§6.3).
@@ -262,7 +262,7 @@ pub fn fifo_param(value: &str, param: &str) -> SqsResult<()> {
     }
 }
 
-/// Checks a per-message DelaySeconds on a standard queue. [E] wording.
+/// Checks a per-message DelaySeconds on a standard queue. \[E\] wording.
 pub fn delay_seconds(delay: i64) -> SqsResult<()> {
     if (0..=900).contains(&delay) {
         Ok(())
@@ -321,7 +321,7 @@ fn tag_chars_ok(s: &str) -> bool {
 }
 
 /// Checks tags for TagQueue and CreateQueue (§6.14): keys 1–128 characters, values up to 256,
-/// letters, digits, whitespace and `_ . : / = + - @`, no `aws:` prefix. [E] wordings.
+/// letters, digits, whitespace and `_ . : / = + - @`, no `aws:` prefix. \[E\] wordings.
 pub fn tags(tags: &[(String, String)]) -> SqsResult<()> {
     for (k, v) in tags {
         if k.is_empty() || k.chars().count() > 128 || !tag_chars_ok(k) {

@@ -32,7 +32,7 @@ pub struct ConnectionLimits {
     /// Longest time a keep-alive connection may sit idle between requests.
     pub idle_timeout: Duration,
     /// Most connections open at once; further clients wait in the listen backlog. Lowered at
-    /// start to what the process's file-descriptor limit allows (see [`usable_connections`]).
+    /// start to what the process's file-descriptor limit allows (see `usable_connections`).
     pub max_connections: usize,
 }
 
