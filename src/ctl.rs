@@ -53,7 +53,8 @@ pub enum FaultAction {
 }
 
 /// Runs a control command against `host:port`; prints the answer; exit 0 on a 2xx.
-pub fn run(ctl: Ctl, host: &str, port: u16) -> ExitCode {
+/// `token` is sent as `Authorization: Bearer <token>` (servers started with `--admin-token`).
+pub fn run(ctl: Ctl, host: &str, port: u16, token: Option<&str>) -> ExitCode {
     let (method, path, body) = match ctl {
         Ctl::Clock { action } => match action.unwrap_or(ClockAction::Show) {
             ClockAction::Show => ("GET", "/_localsqs/clock".to_owned(), String::new()),
@@ -87,7 +88,7 @@ pub fn run(ctl: Ctl, host: &str, port: u16) -> ExitCode {
             FaultAction::Clear => ("DELETE", "/_localsqs/faults".to_owned(), String::new()),
         },
     };
-    match exchange(host, port, method, &path, &body) {
+    match exchange(host, port, method, &path, &body, token) {
         Ok((status, answer)) => {
             println!("{answer}");
             if (200..300).contains(&status) {
@@ -105,7 +106,7 @@ pub fn run(ctl: Ctl, host: &str, port: u16) -> ExitCode {
 
 /// `GET /health`; exit 0 on a 200 (container HEALTHCHECKs in images without curl).
 pub fn healthcheck(port: u16) -> ExitCode {
-    match exchange("127.0.0.1", port, "GET", "/health", "") {
+    match exchange("127.0.0.1", port, "GET", "/health", "", None) {
         Ok((200, _)) => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     }
@@ -118,6 +119,7 @@ fn exchange(
     method: &str,
     path: &str,
     body: &str,
+    token: Option<&str>,
 ) -> std::io::Result<(u16, String)> {
     let wait = Duration::from_secs(5);
     let addr = (host, port)
@@ -126,9 +128,10 @@ fn exchange(
         .ok_or_else(|| std::io::Error::other("no address"))?;
     let mut s = TcpStream::connect_timeout(&addr, wait)?;
     s.set_read_timeout(Some(wait))?;
+    let auth = token.map_or_else(String::new, |t| format!("Authorization: Bearer {t}\r\n"));
     write!(
         s,
-        "{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\
+        "{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n{auth}\
          Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )?;

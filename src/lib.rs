@@ -55,7 +55,10 @@ pub use engine::{
     Clock, DiskFaults, EngineOptions, IdGen, ManualClock, RandomIds, SeededIds, SystemClock,
 };
 pub use http::conn::ConnectionLimits;
-pub use http::options::{Compat, DEFAULT_MAX_REQUEST_BYTES, HttpOptions};
+pub use http::hosts::AllowedHosts;
+pub use http::options::{
+    Compat, DEFAULT_MAX_BODY_MEMORY, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MIN_BODY_RATE, HttpOptions,
+};
 pub use http::origin::CorsOrigins;
 pub use http::sigv4::Credentials;
 pub use server::{RunningServer, Server};

@@ -11,8 +11,8 @@ use clap::Parser;
 mod ctl;
 
 use localsqs::{
-    Compat, ConnectionLimits, CorsOrigins, Credentials, DEFAULT_MAX_REQUEST_BYTES, EngineOptions,
-    HttpOptions, ServerOptions,
+    AllowedHosts, Compat, ConnectionLimits, CorsOrigins, Credentials, DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_MIN_BODY_RATE, EngineOptions, HttpOptions, ServerOptions,
 };
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
@@ -83,6 +83,36 @@ struct Flags {
     /// with --port 4566 so a LocalStack-based suite only changes its image.
     #[arg(long, env = "LOCALSQS_COMPAT", value_enum, default_value_t = CompatFlag::None)]
     compat: CompatFlag,
+    /// Host name a browser request may name (besides loopback names, this machine's
+    /// addresses and --queue-host), against DNS rebinding; repeatable, or comma-separated in
+    /// the variable; `*` lifts the check. SDKs and the CLI are never affected.
+    #[arg(
+        long = "allowed-host",
+        env = "LOCALSQS_ALLOWED_HOSTS",
+        value_delimiter = ','
+    )]
+    allowed_hosts: Vec<String>,
+    /// Require this token (`Authorization: Bearer <token>`) on every admin endpoint but the
+    /// health checks; with --auth sigv4 a signature also does. The console asks for it once.
+    /// The `clock` and `faults` subcommands send it.
+    #[arg(
+        long,
+        global = true,
+        env = "LOCALSQS_ADMIN_TOKEN",
+        hide_env_values = true
+    )]
+    admin_token: Option<String>,
+    /// Keep /metrics open when --auth sigv4 or --admin-token guards the admin endpoints.
+    #[arg(long, env = "LOCALSQS_METRICS_OPEN")]
+    metrics_open: bool,
+    /// MiB of request bodies held at once across all connections; past it new bodies wait a
+    /// second, then get 503 ServiceUnavailable.
+    #[arg(long, env = "LOCALSQS_MAX_BODY_MEMORY", default_value_t = 256)]
+    max_body_memory: usize,
+    /// Slowest rate a request body may arrive at, in bytes per second over five-second windows
+    /// (one second near the connection cap); slower ones get 408. 0 lifts it.
+    #[arg(long, env = "LOCALSQS_MIN_BODY_RATE", default_value_t = DEFAULT_MIN_BODY_RATE)]
+    min_body_rate: u64,
     /// Verify request signatures: `none` (default) accepts any credentials; `sigv4` checks
     /// every SQS request's AWS Signature Version 4 against --credentials.
     #[arg(long, env = "LOCALSQS_AUTH", value_enum, default_value_t = AuthFlag::None)]
@@ -168,7 +198,7 @@ fn main() -> ExitCode {
         } else {
             &f.host
         };
-        return ctl::run(c, host, f.port);
+        return ctl::run(c, host, f.port, f.admin_token.as_deref());
     }
     let sigv4 = match f.auth {
         AuthFlag::None => None,
@@ -190,6 +220,8 @@ fn main() -> ExitCode {
             port: f.port,
             queue_host: f.queue_host,
             max_request_bytes: f.max_request_bytes,
+            max_body_memory: f.max_body_memory.saturating_mul(1 << 20),
+            min_body_rate: f.min_body_rate,
             limits: ConnectionLimits {
                 header_timeout: Duration::from_secs(f.header_timeout),
                 body_timeout: Duration::from_secs(f.body_timeout),
@@ -197,6 +229,9 @@ fn main() -> ExitCode {
                 max_connections: f.max_connections.max(1),
             },
             cors_origins: CorsOrigins::new(f.cors_origins),
+            allowed_hosts: AllowedHosts::new(f.allowed_hosts),
+            admin_token: f.admin_token.filter(|t| !t.is_empty()),
+            metrics_open: f.metrics_open,
             compat: match f.compat {
                 CompatFlag::None => Compat::None,
                 CompatFlag::Localstack => Compat::LocalStack,

@@ -18,6 +18,7 @@ use crate::engine::{
 };
 use crate::http::conn::ConnectionLimits;
 use crate::http::front::Front;
+use crate::http::hosts::AllowedHosts;
 use crate::http::listen;
 use crate::http::options::Compat;
 use crate::http::origin::CorsOrigins;
@@ -154,6 +155,42 @@ impl Server {
         self
     }
 
+    /// Lets browser requests name these hosts too (DNS-rebinding defence; `*` lifts it).
+    #[must_use]
+    pub fn allowed_hosts(mut self, hosts: AllowedHosts) -> Self {
+        self.options.http.allowed_hosts = hosts;
+        self
+    }
+
+    /// Requires `Authorization: Bearer <token>` on the admin endpoints (not the health
+    /// checks); with [`Server::sigv4`], a signature also does.
+    #[must_use]
+    pub fn admin_token(mut self, token: impl Into<String>) -> Self {
+        self.options.http.admin_token = Some(token.into());
+        self
+    }
+
+    /// Keeps `/metrics` open while the admin endpoints require authentication.
+    #[must_use]
+    pub fn metrics_open(mut self, open: bool) -> Self {
+        self.options.http.metrics_open = open;
+        self
+    }
+
+    /// Holds at most this many bytes of request bodies at once, across connections.
+    #[must_use]
+    pub fn max_body_memory(mut self, bytes: usize) -> Self {
+        self.options.http.max_body_memory = bytes;
+        self
+    }
+
+    /// Refuses (408) a body arriving slower than this many bytes a second (0 lifts it).
+    #[must_use]
+    pub fn min_body_rate(mut self, bytes_per_second: u64) -> Self {
+        self.options.http.min_body_rate = bytes_per_second;
+        self
+    }
+
     /// Verifies SigV4 signatures of SQS requests against these credentials.
     #[must_use]
     pub fn sigv4(mut self, credentials: sigv4::Credentials) -> Self {
@@ -253,12 +290,7 @@ impl Server {
             push: Arc::clone(&push),
             startup,
         };
-        let front = Arc::new(Front {
-            engine: engine.clone(),
-            options: http,
-            hooks,
-            admin,
-        });
+        let front = Arc::new(Front::new(engine.clone(), http, hooks, admin));
         let task = tokio::spawn(listen::accept_loop(listener, front, stop_rx));
         Ok(RunningServer {
             addr,

@@ -14,11 +14,13 @@ impl Admin {
         route: Route,
         wire: &WireRequest<'_>,
         accept_json: bool,
+        authorized: bool,
         request_id: &str,
     ) -> WireResponse {
         let req = Req {
             wire,
             accept_json,
+            authorized,
             request_id,
         };
         let answer: Answer = match route {

@@ -16,6 +16,17 @@ pub fn list(admin: &Admin, _req: &Req<'_>) -> Answer {
 pub async fn add(admin: &Admin, req: &Req<'_>) -> Answer {
     let target: PushTarget = serde_json::from_slice(req.wire.body)
         .map_err(|e| AdminError::bad_request(format!("not a push target: {e}")))?;
+    if !target.command.is_empty() {
+        // A target that runs a program would let any client reach the port run any program
+        // as the server's user: only whoever starts the server may declare one.
+        return Err(AdminError {
+            status: 403,
+            message: "A push target that runs a program can only be declared by whoever starts \
+                      the server: in the --config file ([[queue.push]] command = [...]) or \
+                      through the Rust API (Server::push). Over HTTP, give a url target."
+                .to_owned(),
+        });
+    }
     target.validate().map_err(AdminError::bad_request)?;
     let lookup = Command::GetQueueUrl(GetQueueUrl {
         queue_name: target.queue.clone(),

@@ -144,7 +144,33 @@ pub fn route(method: &str, path: &str, has_target: bool) -> Option<Route> {
         .map(|(_, _, r)| *r)
 }
 
+/// Who may call a route when the server requires authentication (`--auth sigv4` or
+/// `--admin-token`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone: health checks, which orchestrators and wait scripts poll unsigned.
+    Open,
+    /// Anyone with `--metrics-open`, else only authenticated callers.
+    Metrics,
+    /// Anyone may fetch the console's page and assets (they hold no data); the page shows data
+    /// only once the browser presents the admin token.
+    Page,
+    /// Only authenticated callers: everything that reads or changes state.
+    Guarded,
+}
+
 impl Route {
+    /// Who may call this route when authentication is required.
+    #[must_use]
+    pub fn access(self) -> Access {
+        match self {
+            Route::Health | Route::LocalStackHealth => Access::Open,
+            Route::Metrics => Access::Metrics,
+            Route::Console => Access::Page,
+            _ => Access::Guarded,
+        }
+    }
+
     /// Whether the route belongs to the web console (its answers carry the console's headers).
     #[must_use]
     pub fn is_console(self) -> bool {

@@ -43,6 +43,9 @@ pub struct Req<'a> {
     pub wire: &'a WireRequest<'a>,
     /// Whether the client's `Accept` asks for JSON.
     pub accept_json: bool,
+    /// Whether the caller proved who it is, or the server requires nothing: only the console's
+    /// page is served to others, and without data.
+    pub authorized: bool,
     /// The request id the answer carries.
     pub request_id: &'a str,
 }

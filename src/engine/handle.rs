@@ -171,6 +171,13 @@ impl Engine {
         self.inner.ids.uuid()
     }
 
+    /// Answers up to `n` of the oldest parked long polls early, with no messages; how many
+    /// were. Placeholder until the engine's parked-poll registry lands: releases none.
+    pub fn release_oldest_polls(&self, n: usize) -> usize {
+        let _ = n;
+        0
+    }
+
     /// Wakes every parked long poll so it re-reads the clock; call after moving a
     /// [`ManualClock`](crate::engine::clock::ManualClock).
     pub fn wake_all(&self) {

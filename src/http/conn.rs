@@ -355,6 +355,11 @@ impl Gauge {
         self.pressure.subscribe()
     }
 
+    /// Whether the server is under pressure right now.
+    pub(super) fn is_pressured(&self) -> bool {
+        *self.pressure.borrow()
+    }
+
     fn update(&self, open: usize) {
         let pressured = open * 4 > self.limits.max_connections * 3;
         self.pressure.send_if_modified(|p| {

@@ -5,18 +5,19 @@
 
 use std::net::SocketAddr;
 
-use http_body_util::{BodyExt, Full, Limited};
+use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{
-    ACCEPT, ACCESS_CONTROL_REQUEST_HEADERS, AUTHORIZATION, AsHeaderName, CONTENT_TYPE, HOST,
-    HeaderMap, HeaderName, HeaderValue, ORIGIN,
+    ACCEPT, AUTHORIZATION, AsHeaderName, CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName,
+    HeaderValue,
 };
 use hyper::{Request, Response, StatusCode};
 
 use super::base_url::{base_url, localstack_base, port_of};
+use super::body::{self, BodyRules};
 use super::front::Front;
+use super::gate;
 use super::options::Compat;
-use super::origin::{self, Verdict};
 use super::sigv4;
 use crate::admin::routes;
 use crate::command::hooks::{Before, Call, Finished, before_all};
@@ -27,17 +28,18 @@ use crate::wire::{self, Protocol, WireRequest, WireResponse};
 // Header names the request path reads, named once: a `&str` name is parsed on every lookup.
 const X_AMZ_TARGET: HeaderName = HeaderName::from_static("x-amz-target");
 const X_AMZN_TRACE_ID: HeaderName = HeaderName::from_static("x-amzn-trace-id");
-const SEC_FETCH_SITE: HeaderName = HeaderName::from_static("sec-fetch-site");
 
 fn header(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&str> {
     headers.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Answers one HTTP request.
+/// Answers one HTTP request. `reserved`: the connection holds a reserve slot (health and admin
+/// endpoints only).
 pub(super) async fn serve(
     front: &Front,
     req: Request<Incoming>,
     local: Option<SocketAddr>,
+    reserved: bool,
 ) -> Response<Full<Bytes>> {
     let started = std::time::Instant::now();
     let request_id = front.engine.new_uuid();
@@ -45,68 +47,47 @@ pub(super) async fn serve(
     let (head, body) = req.into_parts();
     let h = &head.headers;
     let target = header(h, X_AMZ_TARGET);
-    let protocol = Protocol::detect(target, header(h, CONTENT_TYPE));
-    let host_header = header(h, HOST);
-    let verdict =
-        front
-            .options
-            .cors_origins
-            .judge(header(h, ORIGIN), header(h, SEC_FETCH_SITE), host_header);
-    let cors = match verdict {
-        Verdict::Plain => Vec::new(),
-        Verdict::Allowed(o) if head.method == hyper::Method::OPTIONS => {
-            let headers = origin::preflight_headers(&o, header(h, ACCESS_CONTROL_REQUEST_HEADERS));
-            let mut resp = WireResponse::new(204, "text/plain", String::new());
-            resp.headers = headers;
-            return respond(resp, &request_id);
-        }
-        Verdict::Allowed(o) => origin::cors_headers(&o),
-        Verdict::Refused(o) => {
-            // [E] Not an AWS behaviour: AWS authenticates instead (docs/architecture.md).
-            let err = SqsError::new(
-                ErrorCode::AccessDenied,
-                format!(
-                    "Cross-origin request from {o} refused. Start localsqs with --cors-origin <origin> to allow a browser app."
-                ),
-            );
-            return respond(
-                wire::error_response(protocol, &err, &request_id),
-                &request_id,
-            );
-        }
-    };
-    let base_url = base_url(
-        &front.options,
-        &front.engine.config().region,
-        host_header,
-        local,
-    );
     let path = head.uri.path();
     let route = routes::route(head.method.as_str(), path, target.is_some());
     let accept_json = header(h, ACCEPT).is_some_and(|a| a.contains("application/json"));
-    let protocol = protocol.negotiate(accept_json);
-    let collect = Limited::new(body, front.options.max_request_bytes).collect();
-    let body = match tokio::time::timeout(front.options.limits.body_timeout, collect).await {
-        Ok(Ok(b)) => b.to_bytes(),
-        Ok(Err(e)) => {
-            let err = body_error(&*e, front.options.max_request_bytes);
-            return respond(
-                wire::error_response(protocol, &err, &request_id),
-                &request_id,
-            );
-        }
-        Err(_) => {
-            // [E] AWS's front door closes such requests; a 408 tells the client why.
-            let err = SqsError::new(
-                ErrorCode::RequestTimeout,
-                "The request body was not received in time.",
-            );
-            return respond(
-                wire::error_response(protocol, &err, &request_id),
-                &request_id,
-            );
+    let protocol = Protocol::detect(target, header(h, CONTENT_TYPE)).negotiate(accept_json);
+    if reserved && route.is_none() {
+        return respond(crowded(protocol, &request_id), &request_id);
+    }
+    let signed_head = sigv4::Head {
+        method: head.method.as_str(),
+        raw_path: path,
+        raw_query: head.uri.query(),
+        headers: h,
+    };
+    let passed = match gate::check(front, route, &signed_head, protocol, local, &request_id) {
+        Ok(p) => p,
+        Err(resp) => return respond(resp, &request_id),
+    };
+    let rules = BodyRules {
+        max_bytes: front.options.max_request_bytes,
+        timeout: front.options.limits.body_timeout,
+        min_rate: front.options.min_body_rate,
+        pressured: front.slots.pressured(),
+    };
+    let declared = header(h, CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    let body = match body::read(body, declared, rules, &front.budget).await {
+        Ok(b) => b,
+        Err(e) => {
+            return respond(wire::error_response(protocol, &e, &request_id), &request_id);
         }
     };
+    if let Some(signed) = &passed.signed
+        && let Err(e) = signed.verify(&signed_head, &body.bytes)
+    {
+        return respond(wire::error_response(protocol, &e, &request_id), &request_id);
+    }
+    let base_url = base_url(
+        &front.options,
+        &front.engine.config().region,
+        header(h, HOST),
+        local,
+    );
     let wreq = WireRequest {
         protocol,
         method: head.method.as_str(),
@@ -116,32 +97,20 @@ pub(super) async fn serve(
         trace_header: header(h, X_AMZN_TRACE_ID),
         authorization: header(h, AUTHORIZATION),
         base_url,
-        body: &body,
+        body: &body.bytes,
     };
-    if let (Some(creds), None) = (&front.options.sigv4, route) {
-        let signed = sigv4::Signed {
-            method: wreq.method,
-            raw_path: wreq.path,
-            raw_query: wreq.query,
-            headers: h,
-            body: wreq.body,
-        };
-        if let Err(e) = sigv4::verify(creds, &signed, std::time::SystemTime::now()) {
-            return respond(wire::error_response(protocol, &e, &request_id), &request_id);
-        }
-    }
     let (mut resp, queue, error) = match route {
         Some(route) => (
             front
                 .admin
-                .handle(route, &wreq, accept_json, &request_id)
+                .handle(route, &wreq, accept_json, passed.authorized, &request_id)
                 .await,
             None,
             None,
         ),
         None => execute(front, &wreq, &request_id).await,
     };
-    resp.headers.extend(cors);
+    resp.headers.extend(passed.cors);
     let done = Finished {
         action: resp.action,
         queue: queue.as_deref(),
@@ -163,6 +132,17 @@ pub(super) async fn serve(
         "request"
     );
     respond(resp, &request_id)
+}
+
+/// The answer to an SQS request on a reserve slot: the server is at its connection cap.
+fn crowded(protocol: Protocol, request_id: &str) -> WireResponse {
+    let err = SqsError::new(
+        ErrorCode::ServiceUnavailable,
+        "localsqs is at its connection limit (--max-connections); this connection may reach only /health and the admin endpoints. Please try again.",
+    );
+    let mut resp = wire::error_response(protocol, &err, request_id);
+    resp.headers.push(("connection", "close".to_owned()));
+    resp
 }
 
 /// The SQS API: decode, execute (with the hooks' before- and after-steps), encode. Also returns
@@ -238,28 +218,13 @@ async fn execute(
         }
     };
     let code = result.as_ref().err().map(|e| e.code);
-    (
-        wire::encode(d.protocol, d.action, &result, request_id),
-        queue,
-        code,
-    )
-}
-
-fn body_error(e: &(dyn std::error::Error + Send + Sync + 'static), limit: usize) -> SqsError {
-    if e.downcast_ref::<http_body_util::LengthLimitError>()
-        .is_some()
-    {
-        // [E] AWS's front door answers oversized bodies before SQS sees them.
-        SqsError::new(
-            ErrorCode::RequestEntityTooLarge,
-            format!("Request body is larger than the {limit} bytes this server accepts."),
-        )
-    } else {
-        SqsError::new(
-            ErrorCode::SerializationException,
-            "Could not read the request body.",
-        )
+    let mut resp = wire::encode(d.protocol, d.action, &result, request_id);
+    if d.action == Action::ReceiveMessage && front.slots.crowded() {
+        // Every slot is taken: the slot this (possibly long) poll held goes to a waiting
+        // client; the poller reconnects for its next receive.
+        resp.headers.push(("connection", "close".to_owned()));
     }
+    (resp, queue, code)
 }
 
 /// Named once: a `&str` name is parsed, lowercased and copied on every response.

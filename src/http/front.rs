@@ -3,7 +3,9 @@
 
 use std::sync::Arc;
 
+use super::body::BodyBudget;
 use super::options::HttpOptions;
+use super::slots::Slots;
 use crate::admin::state::Admin;
 use crate::command::hooks::Hook;
 use crate::engine::Engine;
@@ -18,6 +20,33 @@ pub struct Front {
     pub hooks: Vec<Arc<dyn Hook>>,
     /// Every endpoint that is not the SQS API.
     pub admin: Admin,
+    /// Connection slots, and the reserve past them.
+    pub slots: Slots,
+    /// The memory request bodies in flight may hold together.
+    pub budget: BodyBudget,
+}
+
+impl Front {
+    /// The front door for `options`, with its slots and body budget.
+    #[must_use]
+    pub fn new(
+        engine: Engine,
+        mut options: HttpOptions,
+        hooks: Vec<Arc<dyn Hook>>,
+        admin: Admin,
+    ) -> Self {
+        if let Some(h) = options.queue_host.clone() {
+            options.allowed_hosts.add(&h);
+        }
+        Self {
+            slots: Slots::new(options.limits),
+            budget: BodyBudget::new(options.max_body_memory),
+            engine,
+            options,
+            hooks,
+            admin,
+        }
+    }
 }
 
 impl std::fmt::Debug for Front {

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::watch;
 
-use super::conn::{Activity, Gauge, OnWake, TrackedIo};
+use super::conn::{Activity, OnWake, TrackedIo};
 use super::dispatch;
 use super::front::Front;
 
@@ -65,20 +65,23 @@ pub(crate) async fn accept_loop(
     mut stop: watch::Receiver<bool>,
 ) {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let mut limits = front.options.limits;
-    limits.max_connections = super::conn::usable_connections(limits.max_connections);
-    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
-    let gauge = Gauge::new(limits);
+    let slots = &front.slots;
+    let limits = slots.limits();
+    let gauge = slots.gauge();
     let mut backoff = AcceptBackoff::new();
     loop {
-        // Hold a slot before accepting: past the cap, clients wait in the listen backlog.
-        let permit = tokio::select! {
-            p = Arc::clone(&slots).acquire_owned() => match p {
-                Ok(p) => p,
-                Err(_) => break,
-            },
-            _ = stop.changed() => break,
+        // Hold a slot before accepting: past the cap (and its reserve), clients wait in the
+        // listen backlog, and the oldest parked long polls are answered to free slots.
+        let release = |n: usize| {
+            let released = front.engine.release_oldest_polls(n);
+            if released > 0 {
+                tracing::debug!(released, "slots full: answered the oldest long polls early");
+            }
         };
+        let Some(permit) = slots.acquire(stop.clone(), release).await else {
+            break;
+        };
+        let reserved = permit.reserved();
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = stop.changed() => break,
@@ -105,7 +108,7 @@ pub(crate) async fn accept_loop(
                 let activity = Arc::clone(&activity);
                 activity.request_started();
                 async move {
-                    let resp = dispatch::serve(&front, req, local).await;
+                    let resp = dispatch::serve(&front, req, local, reserved).await;
                     activity.request_finished();
                     Ok::<_, Infallible>(resp)
                 }
@@ -117,7 +120,7 @@ pub(crate) async fn accept_loop(
             .serve_connection(io, svc);
         let conn = graceful.watch(conn);
         let (pressure, stop_rx) = (gauge.pressure(), stop.clone());
-        let gauge = Arc::clone(&gauge);
+        let gauge = Arc::clone(gauge);
         gauge.opened();
         tokio::spawn(async move {
             tokio::select! {

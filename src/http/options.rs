@@ -3,6 +3,7 @@
 //! it follows. Part of [`crate::ServerOptions`].
 
 use super::conn::ConnectionLimits;
+use super::hosts::AllowedHosts;
 use super::origin::CorsOrigins;
 use super::sigv4::Credentials;
 
@@ -12,6 +13,13 @@ use super::sigv4::Credentials;
 /// percent-encoding triples bytes in a Query form), so allow that plus room for the other
 /// parameters. The connection cap bounds how many such bodies are held at once.
 pub const DEFAULT_MAX_REQUEST_BYTES: usize = 6 * 1024 * 1024 + 256 * 1024;
+
+/// Default memory all request bodies in flight may hold together: room for about forty of the
+/// largest bodies at once, far more than a test suite sends.
+pub const DEFAULT_MAX_BODY_MEMORY: usize = 256 << 20;
+
+/// Default slowest rate a body may arrive at, in bytes per second.
+pub const DEFAULT_MIN_BODY_RATE: u64 = 1024;
 
 /// How the server meets HTTP clients (each field has a flag and an environment variable in the
 /// binary).
@@ -25,10 +33,23 @@ pub struct HttpOptions {
     pub queue_host: Option<String>,
     /// Largest request body accepted.
     pub max_request_bytes: usize,
+    /// Most bytes of request bodies held at once, across all connections (`--max-body-memory`).
+    pub max_body_memory: usize,
+    /// Slowest rate a body may arrive at, bytes per second, over windows of five seconds (one
+    /// under connection pressure); 0 lifts it (`--min-body-rate`).
+    pub min_body_rate: u64,
     /// Timeouts and the connection cap that bound what slow or idle clients can hold.
     pub limits: ConnectionLimits,
     /// Browser origins let in besides the server's own (`--cors-origin`).
     pub cors_origins: CorsOrigins,
+    /// Host names browser requests may name besides loopback and this machine's addresses
+    /// (`--allowed-host`; `--queue-host` is added at start).
+    pub allowed_hosts: AllowedHosts,
+    /// With this token, admin endpoints require `Authorization: Bearer <token>` (or, with
+    /// `--auth sigv4`, a signature); the console asks for it once (`--admin-token`).
+    pub admin_token: Option<String>,
+    /// Whether `/metrics` stays open when authentication is required (`--metrics-open`).
+    pub metrics_open: bool,
     /// Which other emulator's conventions to follow, if any (`--compat`).
     pub compat: Compat,
     /// Verify SigV4 signatures against these credentials (`--auth sigv4`); `None` accepts any.
@@ -42,8 +63,13 @@ impl Default for HttpOptions {
             port: 9324,
             queue_host: None,
             max_request_bytes: DEFAULT_MAX_REQUEST_BYTES,
+            max_body_memory: DEFAULT_MAX_BODY_MEMORY,
+            min_body_rate: DEFAULT_MIN_BODY_RATE,
             limits: ConnectionLimits::default(),
             cors_origins: CorsOrigins::default(),
+            allowed_hosts: AllowedHosts::default(),
+            admin_token: None,
+            metrics_open: false,
             compat: Compat::None,
             sigv4: None,
         }

@@ -5,8 +5,12 @@
 //! Both forms are verified: the `Authorization` header, and a presigned URL's `X-Amz-*` query
 //! parameters. The canonical request follows the SigV4 specification for services other than
 //! S3: the path is URI-encoded once more as sent, query parameters are sorted by encoded name
-//! and value, the signed headers are trimmed and lower-cased, and the payload is the body's
-//! SHA-256. Failures answer AWS's common errors (docs/protocol.md §1.1).
+//! and value, the signed headers are trimmed and lower-cased, and the payload is the SHA-256 of
+//! the body that arrived (a declared `X-Amz-Content-Sha256` must equal it, so a captured
+//! signature cannot carry another body). It happens in two steps: [`check`] needs only the
+//! request's head (key, date, scope, signed headers), so an unauthenticated client is refused
+//! before its body is read; [`Checked::verify`] then checks the signature over the body.
+//! Failures answer AWS's common errors (docs/protocol.md §1.1, docs/security.md).
 
 use std::collections::HashMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -46,15 +50,17 @@ impl Credentials {
     }
 }
 
-/// The parts of a request a signature covers.
-pub(super) struct Signed<'a> {
+/// The parts of a request before its body that a signature covers.
+#[derive(Clone, Copy)]
+pub(super) struct Head<'a> {
+    /// `GET`, `POST`, …
     pub method: &'a str,
     /// The path exactly as sent (still percent-encoded).
     pub raw_path: &'a str,
     /// The query string exactly as sent.
     pub raw_query: Option<&'a str>,
+    /// Every header.
     pub headers: &'a HeaderMap,
-    pub body: &'a [u8],
 }
 
 fn incomplete(what: &str) -> SqsError {
@@ -134,6 +140,13 @@ fn header_value(headers: &HeaderMap, name: &str) -> Option<String> {
     (!values.is_empty()).then(|| values.join(","))
 }
 
+/// The services whose credential scope this endpoint accepts.
+const SERVED: &[&str] = &["sqs"];
+
+/// The longest a presigned URL may stay valid: SigV4's signing keys last seven days, and AWS
+/// refuses a longer `X-Amz-Expires`.
+const MAX_PRESIGNED: Duration = Duration::from_secs(7 * 24 * 3600);
+
 /// What a signature claims, from the header or the presigned query.
 struct Claim {
     key: String,
@@ -146,15 +159,51 @@ struct Claim {
     presigned: bool,
 }
 
-fn claim(req: &Signed<'_>, query: &[(String, String)]) -> Result<Option<Claim>, SqsError> {
+/// Whether a request carries a SigV4 signature at all (header or presigned query).
+pub(super) fn is_signed(headers: &HeaderMap, raw_query: Option<&str>) -> bool {
+    headers
+        .get_all("authorization")
+        .iter()
+        .any(|v| v.as_bytes().starts_with(b"AWS4-HMAC-SHA256"))
+        || raw_query.is_some_and(|q| q.contains("X-Amz-Credential="))
+}
+
+fn query_pairs(raw_query: Option<&str>) -> Vec<(String, String)> {
+    raw_query
+        .unwrap_or_default()
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            (decode_component(k), decode_component(v))
+        })
+        .collect()
+}
+
+fn claim(head: &Head<'_>, query: &[(String, String)]) -> Result<Option<Claim>, SqsError> {
     let q = |name: &str| {
         query
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.clone())
     };
+    let authorizations = head.headers.get_all("authorization").iter().count();
+    if authorizations > 1 {
+        // [E] AWS's text is not recorded; two Authorization headers are two claims, and
+        // joining them (as HTTP allows for list headers) would verify neither.
+        return Err(incomplete(
+            "A request may carry only one Authorization header.",
+        ));
+    }
+    let header_auth = header_value(head.headers, "authorization");
+    if header_auth.is_some() && q("X-Amz-Signature").is_some() {
+        // [E] S3 names this case; SQS's answer is not recorded.
+        return Err(incomplete(
+            "Only one auth mechanism allowed: the Authorization header or the X-Amz-* query parameters.",
+        ));
+    }
     let (credential, signed_headers, signature, amz_date, expires, presigned) = if let Some(auth) =
-        header_value(req.headers, "authorization")
+        header_auth
     {
         let rest = auth
             .strip_prefix("AWS4-HMAC-SHA256 ")
@@ -170,7 +219,7 @@ fn claim(req: &Signed<'_>, query: &[(String, String)]) -> Result<Option<Claim>, 
                 incomplete(&format!("Authorization header requires '{k}' parameter."))
             })
         };
-        let amz_date = header_value(req.headers, "x-amz-date")
+        let amz_date = header_value(head.headers, "x-amz-date")
                 .ok_or_else(|| incomplete("Authorization header requires existence of either a 'X-Amz-Date' or a 'Date' header."))?;
         (
             field("Credential")?,
@@ -206,7 +255,11 @@ fn claim(req: &Signed<'_>, query: &[(String, String)]) -> Result<Option<Claim>, 
     let key = parts.next().unwrap_or_default().to_owned();
     let scope = parts.next().unwrap_or_default().to_owned();
     let date = scope.split('/').next().unwrap_or_default().to_owned();
-    if key.is_empty() || scope.split('/').count() != 4 || !amz_date.starts_with(&date) {
+    if key.is_empty()
+        || scope.split('/').count() != 4
+        || !scope.ends_with("/aws4_request")
+        || !amz_date.starts_with(&date)
+    {
         return Err(incomplete(
             "Credential must be <key>/<date>/<region>/<service>/aws4_request, dated as X-Amz-Date.",
         ));
@@ -223,23 +276,35 @@ fn claim(req: &Signed<'_>, query: &[(String, String)]) -> Result<Option<Claim>, 
     }))
 }
 
-/// Verifies a request's signature against `creds` at `now`.
-pub(super) fn verify(
+/// A signature whose key, date, scope and signed headers passed, before the body is read:
+/// [`Checked::verify`] then checks the signature itself over the body that arrived.
+pub(super) struct Checked {
+    claim: Claim,
+    secret: String,
+    query: Vec<(String, String)>,
+}
+
+/// Checks everything about a request's signature that needs no body: that there is one, that
+/// its key is configured, its date is within the skew window (or, presigned, not expired,
+/// valid for at most seven days and not dated ahead), its scope names a service this endpoint
+/// serves, `host` is signed, and the payload is not declared unsigned. An unauthenticated
+/// client is refused here, before the server buffers any body.
+pub(super) fn check(
     creds: &Credentials,
-    req: &Signed<'_>,
+    head: &Head<'_>,
     now: SystemTime,
-) -> Result<(), SqsError> {
-    let query: Vec<(String, String)> = req
-        .raw_query
-        .unwrap_or_default()
-        .split('&')
-        .filter(|p| !p.is_empty())
-        .map(|p| {
-            let (k, v) = p.split_once('=').unwrap_or((p, ""));
-            (decode_component(k), decode_component(v))
-        })
-        .collect();
-    let Some(c) = claim(req, &query)? else {
+) -> Result<Checked, SqsError> {
+    check_for(creds, head, now, SERVED)
+}
+
+fn check_for(
+    creds: &Credentials,
+    head: &Head<'_>,
+    now: SystemTime,
+    services: &[&str],
+) -> Result<Checked, SqsError> {
+    let query = query_pairs(head.raw_query);
+    let Some(c) = claim(head, &query)? else {
         return Err(SqsError::new(
             ErrorCode::MissingAuthenticationToken,
             "The request must contain either a valid (registered) AWS access key ID or X.509 certificate.",
@@ -251,12 +316,56 @@ pub(super) fn verify(
             "The security token included in the request is invalid.",
         ));
     };
+    let service = c.scope.split('/').nth(2).unwrap_or_default();
+    if !services.contains(&service) {
+        // AWS's wording for a scope of another service (seen from several services).
+        return Err(SqsError::new(
+            ErrorCode::SignatureDoesNotMatch,
+            format!(
+                "Credential should be scoped to correct service: '{}'. ",
+                services.first().copied().unwrap_or_default()
+            ),
+        ));
+    }
+    if !c.signed_headers.iter().any(|h| h == "host") {
+        // [E] AWS's wording (seen from API Gateway-fronted services); SQS's code for it is
+        // not recorded.
+        return Err(incomplete(
+            "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.",
+        ));
+    }
+    if !c.presigned
+        && header_value(head.headers, "x-amz-content-sha256").as_deref() == Some("UNSIGNED-PAYLOAD")
+    {
+        // [E] SigV4 for services other than S3 always signs the payload's hash.
+        return Err(incomplete(
+            "UNSIGNED-PAYLOAD is accepted only on presigned URLs; sign the body's SHA-256.",
+        ));
+    }
     let signed_at = parse_amz_date(&c.amz_date)
         .ok_or_else(|| incomplete("X-Amz-Date must be in the form YYYYMMDD'T'HHMMSS'Z'."))?;
     let now_s = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let skew = MAX_SKEW.as_secs();
+    if let Some(e) = c.expires
+        && e > MAX_PRESIGNED.as_secs()
+    {
+        // [E] S3's wording; SigV4 signing keys last seven days for every service.
+        return Err(incomplete(
+            "X-Amz-Expires must be less than a week (in seconds); that is, the given X-Amz-Expires must be less than 604800 seconds",
+        ));
+    }
+    if signed_at > now_s + skew {
+        return Err(SqsError::new(
+            ErrorCode::SignatureDoesNotMatch,
+            format!(
+                "Signature not yet current: {} is still later than the allowed window (15 min.).",
+                c.amz_date
+            ),
+        ));
+    }
     let expired = match c.expires {
-        Some(e) => now_s > signed_at.saturating_add(e) || signed_at > now_s + MAX_SKEW.as_secs(),
-        None => now_s.abs_diff(signed_at) > MAX_SKEW.as_secs(),
+        Some(e) => now_s > signed_at.saturating_add(e),
+        None => now_s.saturating_sub(signed_at) > skew,
     };
     if expired {
         return Err(SqsError::new(
@@ -267,60 +376,106 @@ pub(super) fn verify(
             ),
         ));
     }
-    let mut canonical_query: Vec<(String, String)> = query
-        .iter()
-        .filter(|(k, _)| !(c.presigned && k == "X-Amz-Signature"))
-        .map(|(k, v)| (uri_encode(k, false), uri_encode(v, false)))
-        .collect();
-    canonical_query.sort();
-    let canonical_query = canonical_query
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join("&");
-    let mut canonical_headers = String::new();
-    for name in &c.signed_headers {
-        let value = header_value(req.headers, name).unwrap_or_default();
-        canonical_headers.push_str(&format!("{name}:{value}\n"));
+    if c.presigned && has_body(head.headers) {
+        // [E] A presigned URL signs its query, not a body: parameters in a body would not be
+        // covered by the signature (a presigned ListQueues plus a DeleteQueue body).
+        return Err(presigned_body());
     }
-    let path = if req.raw_path.is_empty() {
-        "/"
-    } else {
-        req.raw_path
-    };
-    let body_hash = header_value(req.headers, "x-amz-content-sha256")
-        .unwrap_or_else(|| hex(&Sha256::digest(req.body)));
-    let key = hmac(format!("AWS4{secret}").as_bytes(), &c.date);
-    let mut scope = c.scope.split('/').skip(1);
-    let (region, service) = (
-        scope.next().unwrap_or_default(),
-        scope.next().unwrap_or_default(),
-    );
-    let signing_key = hmac(&hmac(&hmac(&key, region), service), "aws4_request");
-    let payloads: &[&str] = if c.presigned {
-        &[&body_hash, "UNSIGNED-PAYLOAD"]
-    } else {
-        &[&body_hash]
-    };
-    for payload in payloads {
-        let canonical_request = format!(
-            "{}\n{}\n{canonical_query}\n{canonical_headers}\n{}\n{payload}",
-            req.method,
-            uri_encode(path, true),
-            c.signed_headers.join(";"),
-        );
-        let string_to_sign = format!(
-            "AWS4-HMAC-SHA256\n{}\n{}\n{}",
-            c.amz_date,
-            c.scope,
-            hex(&Sha256::digest(canonical_request.as_bytes()))
-        );
-        let expected = hex(&hmac(&signing_key, &string_to_sign));
-        if constant_time_eq(expected.as_bytes(), c.signature.as_bytes()) {
-            return Ok(());
+    Ok(Checked {
+        claim: c,
+        secret: secret.clone(),
+        query,
+    })
+}
+
+fn presigned_body() -> SqsError {
+    incomplete(
+        "A presigned request carries its parameters in its signed URL; it cannot also have a body.",
+    )
+}
+
+/// Whether the headers announce a body (a non-zero `Content-Length`, or chunked encoding).
+fn has_body(headers: &HeaderMap) -> bool {
+    let length = header_value(headers, "content-length").and_then(|v| v.parse::<u64>().ok());
+    length.is_some_and(|n| n > 0) || headers.contains_key("transfer-encoding")
+}
+
+impl Checked {
+    /// Verifies the signature over the request as it arrived: the payload hash is the SHA-256
+    /// of `body`, and a declared `X-Amz-Content-Sha256` must equal it.
+    pub(super) fn verify(&self, head: &Head<'_>, body: &[u8]) -> Result<(), SqsError> {
+        let c = &self.claim;
+        if c.presigned && !body.is_empty() {
+            return Err(presigned_body());
         }
+        let body_hash = hex(&Sha256::digest(body));
+        if let Some(declared) = header_value(head.headers, "x-amz-content-sha256")
+            && !(c.presigned && declared == "UNSIGNED-PAYLOAD")
+            && !declared.eq_ignore_ascii_case(&body_hash)
+        {
+            // [E] S3's wording; the replay it stops (a signed request with another body) is
+            // the same for every service.
+            return Err(SqsError::new(
+                ErrorCode::SignatureDoesNotMatch,
+                "The provided 'x-amz-content-sha256' header does not match what was computed.",
+            ));
+        }
+        let mut canonical_query: Vec<(String, String)> = self
+            .query
+            .iter()
+            .filter(|(k, _)| !(c.presigned && k == "X-Amz-Signature"))
+            .map(|(k, v)| (uri_encode(k, false), uri_encode(v, false)))
+            .collect();
+        canonical_query.sort();
+        let canonical_query = canonical_query
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join("&");
+        let mut canonical_headers = String::new();
+        for name in &c.signed_headers {
+            let value = header_value(head.headers, name).unwrap_or_default();
+            canonical_headers.push_str(&format!("{name}:{value}\n"));
+        }
+        let path = if head.raw_path.is_empty() {
+            "/"
+        } else {
+            head.raw_path
+        };
+        let key = hmac(format!("AWS4{}", self.secret).as_bytes(), &c.date);
+        let mut scope = c.scope.split('/').skip(1);
+        let (region, service) = (
+            scope.next().unwrap_or_default(),
+            scope.next().unwrap_or_default(),
+        );
+        let signing_key = hmac(&hmac(&hmac(&key, region), service), "aws4_request");
+        // A presigned URL's payload is `UNSIGNED-PAYLOAD` (botocore, the Rust SDK) or the
+        // empty body's hash (older signers); a header signature always signs the body's hash.
+        let payloads: &[&str] = if c.presigned {
+            &[&body_hash, "UNSIGNED-PAYLOAD"]
+        } else {
+            &[&body_hash]
+        };
+        for payload in payloads {
+            let canonical_request = format!(
+                "{}\n{}\n{canonical_query}\n{canonical_headers}\n{}\n{payload}",
+                head.method,
+                uri_encode(path, true),
+                c.signed_headers.join(";"),
+            );
+            let string_to_sign = format!(
+                "AWS4-HMAC-SHA256\n{}\n{}\n{}",
+                c.amz_date,
+                c.scope,
+                hex(&Sha256::digest(canonical_request.as_bytes()))
+            );
+            let expected = hex(&hmac(&signing_key, &string_to_sign));
+            if constant_time_eq(expected.as_bytes(), c.signature.as_bytes()) {
+                return Ok(());
+            }
+        }
+        Err(mismatch())
     }
-    Err(mismatch())
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
@@ -338,12 +493,14 @@ mod tests {
         assert_eq!(parse_amz_date("2015-08-30"), None);
     }
 
-    /// The example of the SigV4 documentation ("Examples of the complete Signature Version 4
-    /// signing process", IAM ListUsers, GET with a query string).
-    #[test]
-    fn the_documented_example_verifies() {
-        let creds = Credentials::parse(["AKIDEXAMPLE:wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"])
-            .expect("parses");
+    const EXAMPLE_AUTH: &str = "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
+
+    fn example_creds() -> Credentials {
+        Credentials::parse(["AKIDEXAMPLE:wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"])
+            .expect("parses")
+    }
+
+    fn example_headers() -> HeaderMap {
         let mut headers = HeaderMap::new();
         headers.insert("host", "iam.amazonaws.com".parse().expect("value"));
         headers.insert(
@@ -353,44 +510,160 @@ mod tests {
                 .expect("value"),
         );
         headers.insert("x-amz-date", "20150830T123600Z".parse().expect("value"));
-        headers.insert(
-            "authorization",
-            "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
-                .parse()
-                .expect("value"),
-        );
-        let req = Signed {
+        headers.insert("authorization", EXAMPLE_AUTH.parse().expect("value"));
+        headers
+    }
+
+    fn head(headers: &HeaderMap) -> Head<'_> {
+        Head {
             method: "GET",
             raw_path: "/",
             raw_query: Some("Action=ListUsers&Version=2010-05-08"),
-            headers: &headers,
-            body: b"",
-        };
-        let then = UNIX_EPOCH + Duration::from_secs(1_440_938_160 + 60);
-        verify(&creds, &req, then).expect("verifies");
+            headers,
+        }
+    }
+
+    fn then() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_440_938_160 + 60)
+    }
+
+    /// The example's service is IAM; checked as an endpoint serving IAM.
+    fn check_iam(c: &Credentials, h: &Head<'_>, at: SystemTime, body: &[u8]) -> SqsResult<()> {
+        check_for(c, h, at, &["iam"])?.verify(h, body)
+    }
+
+    use crate::error::SqsResult;
+
+    /// The example of the SigV4 documentation ("Examples of the complete Signature Version 4
+    /// signing process", IAM ListUsers, GET with a query string).
+    #[test]
+    fn the_documented_example_verifies() {
+        let headers = example_headers();
+        let req = head(&headers);
+        check_iam(&example_creds(), &req, then(), b"").expect("verifies");
         let wrong = Credentials::parse(["AKIDEXAMPLE:not-the-secret"]).expect("parses");
+        let code = |r: SqsResult<()>| r.unwrap_err().code;
         assert_eq!(
-            verify(&wrong, &req, then).unwrap_err().code,
+            code(check_iam(&wrong, &req, then(), b"")),
             ErrorCode::SignatureDoesNotMatch
         );
         let unknown = Credentials::parse(["OTHER:x"]).expect("parses");
         assert_eq!(
-            verify(&unknown, &req, then).unwrap_err().code,
+            code(check_iam(&unknown, &req, then(), b"")),
             ErrorCode::InvalidClientTokenId
         );
-        let later = then + Duration::from_secs(3600);
+        let later = then() + Duration::from_secs(3600);
         assert_eq!(
-            verify(&creds, &req, later).unwrap_err().code,
+            code(check_iam(&example_creds(), &req, later, b"")),
             ErrorCode::SignatureDoesNotMatch
         );
+        let earlier = then() - Duration::from_secs(3600);
+        let e = check_iam(&example_creds(), &req, earlier, b"").unwrap_err();
+        assert!(e.message.starts_with("Signature not yet current"), "{e:?}");
         let bare = HeaderMap::new();
-        let unsigned = Signed {
-            headers: &bare,
-            ..req
-        };
         assert_eq!(
-            verify(&creds, &unsigned, then).unwrap_err().code,
+            code(check_iam(&example_creds(), &head(&bare), then(), b"")),
             ErrorCode::MissingAuthenticationToken
         );
+    }
+
+    #[test]
+    fn the_signature_covers_the_body_that_arrived() {
+        let headers = example_headers();
+        let req = head(&headers);
+        let e = check_iam(&example_creds(), &req, then(), b"Action=DeleteQueue").unwrap_err();
+        assert_eq!(e.code, ErrorCode::SignatureDoesNotMatch);
+        // A declared payload hash is compared with the body, never trusted.
+        let mut lying = example_headers();
+        let empty = hex(&Sha256::digest(b""));
+        lying.insert("x-amz-content-sha256", empty.parse().expect("value"));
+        let e = check_iam(&example_creds(), &head(&lying), then(), b"other").unwrap_err();
+        assert!(e.message.contains("x-amz-content-sha256"), "{e:?}");
+        let mut unsigned = example_headers();
+        unsigned.insert(
+            "x-amz-content-sha256",
+            "UNSIGNED-PAYLOAD".parse().expect("value"),
+        );
+        let e = check_for(&example_creds(), &head(&unsigned), then(), &["iam"])
+            .err()
+            .expect("refused before any body");
+        assert_eq!(e.code, ErrorCode::IncompleteSignature);
+    }
+
+    #[test]
+    fn scope_signed_headers_and_duplicates_are_checked_before_the_body() {
+        let headers = example_headers();
+        let e = check(&example_creds(), &head(&headers), then())
+            .err()
+            .expect("an IAM scope on an SQS endpoint");
+        assert_eq!(e.code, ErrorCode::SignatureDoesNotMatch);
+        assert_eq!(
+            e.message,
+            "Credential should be scoped to correct service: 'sqs'. "
+        );
+        let mut no_host = example_headers();
+        no_host.insert(
+            "authorization",
+            EXAMPLE_AUTH
+                .replace("content-type;host;x-amz-date", "content-type;x-amz-date")
+                .parse()
+                .expect("value"),
+        );
+        let e = check_for(&example_creds(), &head(&no_host), then(), &["iam"])
+            .err()
+            .expect("host unsigned");
+        assert_eq!(e.code, ErrorCode::IncompleteSignature);
+        let mut twice = example_headers();
+        twice.append("authorization", EXAMPLE_AUTH.parse().expect("value"));
+        let e = check_for(&example_creds(), &head(&twice), then(), &["iam"])
+            .err()
+            .expect("two Authorization headers");
+        assert_eq!(e.code, ErrorCode::IncompleteSignature);
+    }
+
+    fn presigned(expires: u64) -> String {
+        format!(
+            "Action=ListQueues&X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDEXAMPLE%2F20150830%2Fus-east-1%2Fsqs%2Faws4_request&X-Amz-Date=20150830T123600Z&X-Amz-Expires={expires}&X-Amz-SignedHeaders=host&X-Amz-Signature=00"
+        )
+    }
+
+    #[test]
+    fn presigned_urls_last_at_most_seven_days_and_carry_no_body() {
+        let mut headers = HeaderMap::new();
+        headers.insert("host", "localhost:9324".parse().expect("value"));
+        let long = presigned(1_000_000_000_000);
+        let h = Head {
+            method: "GET",
+            raw_path: "/",
+            raw_query: Some(&long),
+            headers: &headers,
+        };
+        let e = check(&example_creds(), &h, then()).err().expect("too long");
+        assert!(e.message.contains("604800"), "{e:?}");
+        let week = presigned(604_800);
+        let h = Head {
+            raw_query: Some(&week),
+            ..h
+        };
+        let later = then() + Duration::from_secs(604_800 + 60);
+        let e = check(&example_creds(), &h, later).err().expect("expired");
+        assert!(e.message.starts_with("Signature expired"), "{e:?}");
+        let checked = check(&example_creds(), &h, then()).expect("a week is allowed");
+        let e = checked.verify(&h, b"Action=DeleteQueue").unwrap_err();
+        assert_eq!(
+            e.code,
+            ErrorCode::IncompleteSignature,
+            "a body on a presigned URL"
+        );
+        let mut with_body = headers.clone();
+        with_body.insert("content-length", "18".parse().expect("value"));
+        let h = Head {
+            headers: &with_body,
+            ..h
+        };
+        let e = check(&example_creds(), &h, then())
+            .err()
+            .expect("announced body");
+        assert_eq!(e.code, ErrorCode::IncompleteSignature);
     }
 }

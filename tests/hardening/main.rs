@@ -7,4 +7,5 @@ mod http;
 mod hosts;
 mod input;
 mod origins;
+mod security;
 mod slow_clients;

@@ -30,6 +30,7 @@ mod redrive;
 mod redrive_arn;
 mod scopes;
 mod settled;
+mod sigv4_rules;
 mod validation;
 mod visibility;
 mod wakeups;

@@ -55,7 +55,8 @@ pub async fn asset(admin: &Admin, r: &Req<'_>) -> Answer {
                 "text/plain; charset=utf-8",
                 format!("no console file {file}"),
             ),
-            Some((_, ctype, body)) if file.is_empty() => {
+            // Data only for a caller who proved who it is; the page then asks for the token.
+            Some((_, ctype, body)) if file.is_empty() && r.authorized => {
                 let first = queues::first_page(admin, &req.base_url).await;
                 WireResponse::new(200, ctype, index_with(body, &first))
             }

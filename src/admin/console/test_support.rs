@@ -114,5 +114,5 @@ pub(crate) fn body(resp: &WireResponse) -> Value {
 
 /// What the route answers to `req`, through the same match the server uses.
 pub(crate) async fn call(s: &Admin, route: Route, req: &WireRequest<'_>) -> WireResponse {
-    s.handle(route, req, false, "test-request").await
+    s.handle(route, req, false, true, "test-request").await
 }

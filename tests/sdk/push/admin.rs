@@ -91,7 +91,7 @@ async fn push_targets_are_added_listed_and_removed_over_http() {
         ),
         (r#"{"queue":"web"}"#, "needs a url or a command"),
         (
-            r#"{"queue":"web","command":["cat"],"filter":{"body":{"k":[{"wildcard":"*"}]}}}"#,
+            r#"{"queue":"web","url":"http://h:1","filter":{"body":{"k":[{"wildcard":"*"}]}}}"#,
             "unknown operator",
         ),
     ];

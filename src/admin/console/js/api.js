@@ -10,6 +10,28 @@ export class ApiError extends Error {
   }
 }
 
+// A server started with --admin-token (or --auth sigv4) answers 401 until the console shows the
+// token; the console asks for it once and keeps it for this tab only (sessionStorage).
+const TOKEN_KEY = 'localsqs-admin-token';
+
+function authHeaders() {
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  return token ? { Authorization: `Bearer ${token}` } : {};
+}
+
+/** Runs `send` (a fetch), asking for the admin token and trying once more on a 401. */
+async function withToken(send) {
+  let resp = await send(authHeaders());
+  if (resp.status === 401) {
+    const token = window.prompt('This localsqs server needs its admin token (--admin-token):');
+    if (token) {
+      sessionStorage.setItem(TOKEN_KEY, token.trim());
+      resp = await send(authHeaders());
+    }
+  }
+  return resp;
+}
+
 async function parse(resp) {
   const text = await resp.text();
   if (!text) return {};
@@ -22,14 +44,15 @@ async function parse(resp) {
 
 /** Calls an SQS action: sqs('SendMessage', { QueueUrl, MessageBody }). */
 export async function sqs(action, params = {}) {
-  const resp = await fetch('/', {
+  const resp = await withToken((auth) => fetch('/', {
     method: 'POST',
     headers: {
       'Content-Type': 'application/x-amz-json-1.0',
       'X-Amz-Target': `AmazonSQS.${action}`,
+      ...auth,
     },
     body: JSON.stringify(params),
-  });
+  }));
   const data = await parse(resp);
   if (!resp.ok) {
     const code = String(data.__type || '').split('#').pop();
@@ -41,11 +64,11 @@ export async function sqs(action, params = {}) {
 
 /** Calls an admin endpoint below /_localsqs/: admin('clock', { method: 'POST', body: {...} }). */
 export async function admin(path, { method = 'GET', body } = {}) {
-  const resp = await fetch(`/_localsqs/${path}`, {
+  const resp = await withToken((auth) => fetch(`/_localsqs/${path}`, {
     method,
-    headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+    headers: body === undefined ? auth : { 'Content-Type': 'application/json', ...auth },
     body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  }));
   const data = await parse(resp);
   if (!resp.ok) {
     throw new ApiError(data.error || data.message || `${resp.status} ${resp.statusText}`, { status: resp.status, body: data });
