@@ -354,3 +354,23 @@ async fn health_answers_on_a_reserve_slot_when_every_slot_is_taken() {
     drop(held);
     s.shutdown().await;
 }
+
+#[tokio::test]
+async fn under_sigv4_alone_admin_needs_a_signature() {
+    let s = localsqs::Server::builder()
+        .sigv4(Credentials::parse(["AKIDLOCAL:right-secret"]).expect("parses"))
+        .start()
+        .await
+        .expect("starts");
+    for (method, path, body) in [
+        ("POST", "/_localsqs/reset", ""),
+        ("GET", "/_localsqs/queues", ""),
+        ("POST", "/_localsqs/clock", r#"{"advance_seconds":1209600}"#),
+    ] {
+        let r = call(&s, method, path, &[], body).await;
+        assert_eq!(r.status, 401, "{method} {path}: {}", r.body);
+    }
+    assert_eq!(s.clock().offset_ms, 0, "the clock did not move");
+    assert_eq!(call(&s, "GET", "/health", &[], "").await.status, 200);
+    s.shutdown().await;
+}
