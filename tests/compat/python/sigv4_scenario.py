@@ -7,7 +7,10 @@ server with `--auth sigv4 --credentials AKIDCOMPAT:right-secret` on a free port:
 
 Right secret: requests pass (header-signed, and a presigned Query URL made by botocore's
 SigV4QueryAuth). Wrong secret: SignatureDoesNotMatch (403). Unknown key:
-InvalidClientTokenId (403). The same through the AWS CLI.
+InvalidClientTokenId (403). The same through the AWS CLI. With botocore's own signers: a
+captured signature replayed with another body (and a forged X-Amz-Content-Sha256) is refused,
+so is a presigned URL carrying body parameters and a scope of another service; the admin
+endpoints refuse unsigned requests and accept a botocore-signed one.
 """
 
 import argparse
@@ -21,7 +24,9 @@ import urllib.error
 import urllib.request
 
 import boto3
-from botocore.auth import SigV4QueryAuth
+import hashlib
+
+from botocore.auth import SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
 from botocore.config import Config
 from botocore.credentials import Credentials as BotoCredentials
@@ -72,6 +77,61 @@ def expect_error(fn, code, status):
     raise AssertionError("expected %s" % code)
 
 
+def raw(method, url, headers, body):
+    """One request with urllib; (status, body text), errors included."""
+    req = urllib.request.Request(url, data=body.encode() if body else None, method=method,
+                                 headers=dict(headers))
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+def signed(endpoint, body, service="sqs", path="/"):
+    """Headers of a form POST signed by botocore's SigV4Auth."""
+    req = AWSRequest(method="POST", url=endpoint + path, data=body,
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    SigV4Auth(BotoCredentials(KEY, SECRET), service, "us-east-1").add_auth(req)
+    return dict(req.headers.items())
+
+
+def replays(endpoint, url):
+    """The body-swap, presigned-body and scope cases, each refused."""
+    lookup = "Action=GetQueueUrl&QueueName=signed"
+    headers = signed(endpoint, lookup)
+    status, _ = raw("POST", endpoint + "/", headers, lookup)
+    assert status == 200, status
+    delete = "Action=DeleteQueue&QueueUrl=" + url
+    forged = dict(headers, **{"X-Amz-Content-Sha256": hashlib.sha256(lookup.encode()).hexdigest()})
+    status, text = raw("POST", endpoint + "/", forged, delete)
+    assert status == 403 and "x-amz-content-sha256" in text, (status, text)
+    req = AWSRequest(method="POST", url=endpoint + "/?Action=ListQueues&Version=2012-11-05")
+    SigV4QueryAuth(BotoCredentials(KEY, SECRET), "sqs", "us-east-1", expires=60).add_auth(req)
+    status, text = raw("POST", req.url, {"Content-Type": "application/x-www-form-urlencoded"},
+                       delete)
+    assert status == 400 and "IncompleteSignature" in text, (status, text)
+    body = "Action=ListQueues"
+    status, text = raw("POST", endpoint + "/", signed(endpoint, body, service="s3"), body)
+    assert status == 403 and "scoped to correct service" in text, (status, text)
+    status, _ = raw("POST", endpoint + "/", signed(endpoint, lookup), lookup)
+    assert status == 200, "the queue is still there"
+
+
+def admin(endpoint):
+    """Admin endpoints under --auth sigv4: unsigned 401, botocore-signed 200, health open."""
+    status, _ = raw("POST", endpoint + "/_localsqs/clock", {}, '{"freeze":true}')
+    assert status == 401, status
+    body = '{"freeze":false}'
+    req = AWSRequest(method="POST", url=endpoint + "/_localsqs/clock", data=body,
+                     headers={"Content-Type": "application/json"})
+    SigV4Auth(BotoCredentials(KEY, SECRET), "sqs", "us-east-1").add_auth(req)
+    status, text = raw("POST", req.url, dict(req.headers.items()), body)
+    assert status == 200 and '"frozen":false' in text, (status, text)
+    status, _ = raw("GET", endpoint + "/health", {}, "")
+    assert status == 200, status
+
+
 def cli(endpoint, key, secret, *args):
     env = dict(os.environ, AWS_ACCESS_KEY_ID=key, AWS_SECRET_ACCESS_KEY=secret,
                AWS_DEFAULT_REGION="us-east-1")
@@ -106,6 +166,10 @@ def run(binary):
         except urllib.error.HTTPError as e:
             assert e.code == 403, e.code
         print("  ok   a presigned URL, and a tampered one")
+        replays(endpoint, url)
+        print("  ok   botocore: another body, a presigned body, another service: all refused")
+        admin(endpoint)
+        print("  ok   admin endpoints: unsigned 401, botocore-signed 200, /health open")
         ok = cli(endpoint, KEY, SECRET, "list-queues")
         assert ok.returncode == 0 and "signed" in ok.stdout, (ok.returncode, ok.stderr)
         bad = cli(endpoint, KEY, "wrong", "list-queues")
