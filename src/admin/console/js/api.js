@@ -14,22 +14,24 @@ export class ApiError extends Error {
 // token; the console asks for it once and keeps it for this tab only (sessionStorage).
 const TOKEN_KEY = 'localsqs-admin-token';
 
-function authHeaders() {
-  const token = sessionStorage.getItem(TOKEN_KEY);
-  return token ? { Authorization: `Bearer ${token}` } : {};
-}
+const headersFor = (token) => (token ? { Authorization: `Bearer ${token}` } : {});
 
-/** Runs `send` (a fetch), asking for the admin token and trying once more on a 401. */
+/**
+ * Runs `send` (a fetch), asking for the admin token and trying once more on a 401. Requests
+ * refused at the same time share one question: a request refused with the token it had sends
+ * the newer one if another request's answer brought it, and asks only otherwise.
+ */
 async function withToken(send) {
-  let resp = await send(authHeaders());
-  if (resp.status === 401) {
-    const token = window.prompt('This localsqs server needs its admin token (--admin-token):');
-    if (token) {
-      sessionStorage.setItem(TOKEN_KEY, token.trim());
-      resp = await send(authHeaders());
-    }
+  const used = sessionStorage.getItem(TOKEN_KEY);
+  let resp = await send(headersFor(used));
+  if (resp.status !== 401) return resp;
+  let token = sessionStorage.getItem(TOKEN_KEY);
+  if (token === used) {
+    token = (window.prompt('This localsqs server needs its admin token (--admin-token):') || '').trim();
+    if (!token) return resp;
+    sessionStorage.setItem(TOKEN_KEY, token);
   }
-  return resp;
+  return send(headersFor(token));
 }
 
 async function parse(resp) {
