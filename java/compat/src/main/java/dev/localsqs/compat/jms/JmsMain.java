@@ -27,13 +27,26 @@ public final class JmsMain {
     System.out.println(
         name
             + ": amazon-sqs-java-messaging-lib "
-            + com.amazon.sqs.javamessaging.SQSConnectionFactory.class
-                .getPackage()
-                .getImplementationVersion()
+            + libraryVersion()
             + " (JMS 3.1, jakarta.jms), protocol expected JSON");
     JmsScenario scenario = new JmsScenario(name, URI.create(opts.get("endpoint")));
     int code = scenario.scenario().runAndPrint().isEmpty() ? 0 : 1;
     scenario.close();
     System.exit(code);
+  }
+
+  /** The library's version, from the Maven metadata in its jar (its manifest has none). */
+  private static String libraryVersion() {
+    String resource = "/META-INF/maven/com.amazonaws/amazon-sqs-java-messaging-lib/pom.properties";
+    try (java.io.InputStream in =
+        com.amazon.sqs.javamessaging.SQSConnectionFactory.class.getResourceAsStream(resource)) {
+      java.util.Properties p = new java.util.Properties();
+      if (in != null) {
+        p.load(in);
+      }
+      return p.getProperty("version", "(unknown version)");
+    } catch (java.io.IOException e) {
+      return "(unknown version)";
+    }
   }
 }
