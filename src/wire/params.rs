@@ -177,14 +177,23 @@ impl Params for QueryParams<'_, '_> {
 
     fn string_map(&self, member: &str) -> SqsResult<Pairs> {
         let Flat { name, key, value } = self.flat_name(member);
-        let mut out: Pairs = self
-            .indexed(name)
-            .into_values()
-            .filter_map(|rows| {
-                let k = field(&rows, key)?;
-                Some((k.to_owned(), field(&rows, value).unwrap_or("").to_owned()))
-            })
-            .collect();
+        let entries = |name: [&str; 2]| -> Pairs {
+            self.indexed(name)
+                .into_values()
+                .filter_map(|rows| {
+                    let k = field(&rows, key)?;
+                    Some((k.to_owned(), field(&rows, value).unwrap_or("").to_owned()))
+                })
+                .collect()
+        };
+        let mut out = entries(name);
+        // A map is also read under its member's own name. The AWS SDKs for Java (v1, and v2
+        // before it moved to JSON) number a map that way when its wire name is set on the map's
+        // shape rather than on the member: SQS's TagQueue gets `Tags.N.Key` where botocore
+        // sends `Tag.N.Key`, and SQS takes both.
+        if out.is_empty() && name != [member, ""] {
+            out = entries([member, ""]);
+        }
         // boto 2 sends one entry without an index (`Attribute.Name=…&Attribute.Value=…`).
         if let Some(k) = self.at(&[name[0], name[1], ".", key]) {
             let v = self.at(&[name[0], name[1], ".", value]).unwrap_or("");

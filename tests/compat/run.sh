@@ -4,12 +4,14 @@
 #   bash tests/compat/run.sh
 #
 # Builds the server (cargo build --release), installs every pinned client (three Python
-# virtualenvs, npm ci, Debian packages for the Go, PHP and Ruby SDKs, and builds the Go client),
+# virtualenvs, npm ci, Debian packages for the Go, PHP and Ruby SDKs, and builds the Go client
+# and, with Maven, the Java clients of java/),
 # starts the server on a free port, runs each client's scenario against it, stops the server,
 # and prints one PASS/FAIL line per client and a closing "N passed, M failed" line. Exits
 # non-zero if any client failed.
 #
-# Needs python3 (with venv and pip), node + npm and cargo; on Debian, missing packages are
+# Needs python3 (with venv and pip), node + npm, cargo, and java + mvn for the Java clients
+# (Maven resolves them from Maven Central into ~/.m2 on the first run); on Debian, missing packages are
 # installed with apt-get (as root). Environment knobs:
 #   COMPAT_CLIENTS="boto3-current js-v3"  run only these clients
 #   COMPAT_KEEP_LOG=1                     keep the server log even when everything passed
@@ -20,7 +22,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer go-v1 go-v2 php-asyncaws ruby-v1
-  boto2 aiobotocore boto3-faults boto3-faults-query boto3-scopes sigv4)
+  boto2 aiobotocore java-sdk2 java-sdk2-async java-sdk2-query spring-cloud-aws jms
+  boto3-faults boto3-faults-query boto3-scopes sigv4)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
 
@@ -170,6 +173,33 @@ setup_go() {
   echo "go client built: $GO_BIN"
 }
 
+# The Java clients: the scenario classes of java/compat (and java/sdk-query, the same SDK
+# scenario compiled against a Query-era SDK), built with Maven, then run with plain `java -cp`.
+# Maven works offline (-o) when ~/.m2 already holds everything, and resolves from Maven Central
+# otherwise; a stamp of java/'s sources skips the build when nothing changed.
+JAVA_DIR="$ROOT/java"
+JAVA_CP_FILE=target/compat-classpath.txt
+setup_java() {
+  local stamp
+  command -v mvn >/dev/null && command -v java >/dev/null || { echo "the Java clients need java and mvn on PATH"; return 1; }
+  java -version 2>&1 | head -n 1
+  stamp="$(cd "$JAVA_DIR" && find . -path '*/target' -prune -o -type f -print | LC_ALL=C sort | xargs cat | hash_of) $(java -version 2>&1 | head -n 1)"
+  if [ -s "$JAVA_DIR/compat/$JAVA_CP_FILE" ] && [ -s "$JAVA_DIR/sdk-query/$JAVA_CP_FILE" ] &&
+    [ "$(cat "$JAVA_DIR/compat/target/.compat-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "java clients: up to date"
+    return 0
+  fi
+  local args=(-q -B -Dstyle.color=never -f "$JAVA_DIR/pom.xml" -pl compat,sdk-query -am -Dmaven.test.skip=true
+    -Dspotless.check.skip=true package dependency:build-classpath
+    -Dmdep.outputFile="$JAVA_CP_FILE" -Dmdep.includeScope=runtime)
+  if ! mvn -o "${args[@]}" >"$WORK/setup-java-offline.log" 2>&1; then
+    echo "mvn -o could not build offline; resolving from Maven Central"
+    mvn "${args[@]}" || return 1
+  fi
+  echo "$stamp" >"$JAVA_DIR/compat/target/.compat-stamp"
+  echo "java clients: built"
+}
+
 # Debian packages first, then (when a Go client is selected) the Go build: one background job
 # that reports as two setup steps, "debian" and "go".
 setup_debian_then_go() {
@@ -211,6 +241,7 @@ wants boto3-current awscli boto3-faults boto3-scopes sigv4 && start_setup venv-c
 wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants aiobotocore && start_setup venv-aio setup_venv aio "$HERE/requirements-aio.txt"
 wants js-v3 js-v2 sqs-consumer && start_setup npm setup_npm
+wants java-sdk2 java-sdk2-async java-sdk2-query spring-cloud-aws jms && start_setup java setup_java
 DEBIAN_PKGS=()
 for c in "${CLIENTS[@]}"; do
   for p in $(debian_packages_for "$c"); do
@@ -320,8 +351,21 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=(node "$HERE/js/v2.js" --endpoint "$ENDPOINT") ;;
     sqs-consumer) DEP=npm; PROTO=JSON
       CMD=(node "$HERE/js/consumer.js" --endpoint "$ENDPOINT") ;;
+    java-sdk2 | java-sdk2-async) DEP=java; PROTO=JSON
+      local kind=sync; [ "$1" = java-sdk2-async ] && kind=async
+      CMD=(java -cp "$(java_cp compat)" dev.localsqs.compat.sdk.SdkMain --endpoint "$ENDPOINT" --name "$1" --client "$kind" --protocol json) ;;
+    java-sdk2-query) DEP=java; PROTO=QUERY
+      CMD=(java -cp "$(java_cp sdk-query)" dev.localsqs.compat.sdk.SdkMain --endpoint "$ENDPOINT" --name "$1" --client sync --protocol query) ;;
+    spring-cloud-aws) DEP=java; PROTO=JSON
+      CMD=(java -cp "$(java_cp compat)" dev.localsqs.compat.spring.SpringMain --endpoint "$ENDPOINT" --name "$1") ;;
+    jms) DEP=java; PROTO=JSON
+      CMD=(java -cp "$(java_cp compat)" dev.localsqs.compat.jms.JmsMain --endpoint "$ENDPOINT" --name "$1") ;;
     *) return 1 ;;
   esac
+}
+
+java_cp() { # java_cp MODULE: the module's classes and its runtime dependencies
+  printf '%s:%s' "$JAVA_DIR/$1/target/classes" "$(cat "$JAVA_DIR/$1/$JAVA_CP_FILE" 2>/dev/null)"
 }
 
 PASSED=0

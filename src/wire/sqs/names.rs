@@ -52,6 +52,40 @@ mod tests {
     }
 
     #[test]
+    fn tag_queue_tags_under_the_member_name_as_the_java_sdks_send_them() {
+        let fields: Form<'_> = [
+            ("Tags.1.Key", "team"),
+            ("Tags.1.Value", "core"),
+            ("Tags.2.Key", "env"),
+            ("Tags.2.Value", ""),
+        ]
+        .into_iter()
+        .collect();
+        let p = QueryParams::new(&fields, "TagQueue", flat_name);
+        assert_eq!(
+            p.string_map("Tags").expect("decodes"),
+            vec![
+                ("team".to_owned(), "core".to_owned()),
+                ("env".to_owned(), String::new()),
+            ]
+        );
+        // The documented name wins when both are there.
+        let both: Form<'_> = [
+            ("Tag.1.Key", "a"),
+            ("Tag.1.Value", "1"),
+            ("Tags.1.Key", "b"),
+            ("Tags.1.Value", "2"),
+        ]
+        .into_iter()
+        .collect();
+        let p = QueryParams::new(&both, "TagQueue", flat_name);
+        assert_eq!(
+            p.string_map("Tags").expect("decodes"),
+            vec![("a".to_owned(), "1".to_owned())]
+        );
+    }
+
+    #[test]
     fn list_indices_are_plain_digits() {
         let fields: Form<'_> = [
             ("Action", "CreateQueue"),

@@ -1,0 +1,919 @@
+package dev.localsqs.junit;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+
+/**
+ * A localsqs server (a local, wire-compatible Amazon SQS emulator) running in a child process.
+ *
+ * <p>Start one with {@link #start()} for the defaults, or {@link #builder()} for options, and stop
+ * it with {@link #close()} (try-with-resources works):
+ *
+ * <pre>{@code
+ * try (LocalSqsServer sqs = LocalSqsServer.builder().region("eu-west-1").start()) {
+ *   SqsClient client = sqs.client();           // endpoint, region and dummy credentials set
+ *   client.createQueue(b -> b.queueName("orders"));
+ *   sqs.advanceClock(Duration.ofSeconds(30));  // visibility timeouts pass, no sleeping
+ *   sqs.reset();                               // every queue and message dropped
+ * }
+ * }</pre>
+ *
+ * <p>The server listens on a free port of {@code 127.0.0.1} (unless told otherwise) and is ready
+ * when {@link #start()} returns: the launcher waits for {@code GET /health}. The executable is
+ * found as {@link #findBinary(Path)} describes. {@link #stop()} sends SIGTERM, waits, and kills the
+ * process if it has not exited; servers still running when the JVM exits are stopped by a shutdown
+ * hook.
+ *
+ * <p>{@link #client()} and {@link #asyncClient()} need the AWS SDK for Java 2.x {@code sqs} module
+ * on the class path; everything else uses the JDK alone. This class is thread-safe.
+ */
+public final class LocalSqsServer implements AutoCloseable {
+
+  /** The environment variable naming the executable to run. */
+  public static final String BINARY_ENV = "LOCALSQS_BIN";
+
+  /** The system property naming the executable to run (takes precedence over the variable). */
+  public static final String BINARY_PROPERTY = "localsqs.bin";
+
+  /** The region the server uses unless told otherwise. */
+  public static final String DEFAULT_REGION = "us-east-1";
+
+  /** The account id the server uses unless told otherwise. */
+  public static final String DEFAULT_ACCOUNT_ID = "000000000000";
+
+  /** The variable the Python helper reads; accepted as a fallback for {@link #BINARY_ENV}. */
+  private static final String PYTHON_BINARY_ENV = "LOCALSQS_BINARY";
+
+  /**
+   * Variables the binary reads for settings this launcher passes as flags. They are removed from
+   * the child's environment so that a default server means "in memory, defaults" even in a shell
+   * that exports, say, LOCALSQS_DATA_DIR for a long-running instance.
+   */
+  private static final List<String> MANAGED_ENV =
+      List.of(
+          "LOCALSQS_HOST",
+          "LOCALSQS_PORT",
+          "LOCALSQS_DATA_DIR",
+          "LOCALSQS_REGION",
+          "LOCALSQS_ACCOUNT_ID",
+          "LOCALSQS_CONFIG");
+
+  private static final Pattern NOT_READY = Pattern.compile("\"ready\"\\s*:\\s*false");
+  private static final Pattern RESET_OK = Pattern.compile("\"reset\"\\s*:\\s*true");
+  private static final Set<LocalSqsServer> LIVE = ConcurrentHashMap.newKeySet();
+
+  static {
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  for (LocalSqsServer server : List.copyOf(LIVE)) {
+                    server.stop(Duration.ofSeconds(5));
+                  }
+                },
+                "localsqs-shutdown"));
+  }
+
+  private final Builder options;
+  private final Path binary;
+  private final HttpClient http;
+  private final Object lock = new Object();
+  private Process process;
+  private Path log;
+  private int port;
+  private volatile String lastOutput = "";
+  private Object clients; // SdkClients, created on first use; Object keeps the SDK optional
+
+  private LocalSqsServer(Builder options, Path binary) {
+    this.options = options;
+    this.binary = binary;
+    this.http =
+        HttpClient.newBuilder()
+            .proxy(HttpClient.Builder.NO_PROXY) // a proxy must never sit before a local server
+            .connectTimeout(Duration.ofSeconds(2))
+            .build();
+  }
+
+  /**
+   * Starts a server with the default options: in memory, a free port, region {@value
+   * #DEFAULT_REGION}, account {@value #DEFAULT_ACCOUNT_ID}.
+   *
+   * @return the running server
+   * @throws LocalSqsException if the binary cannot be found or the server does not start
+   */
+  public static LocalSqsServer start() {
+    return builder().start();
+  }
+
+  /**
+   * Returns a builder of server options.
+   *
+   * @return a new builder with the defaults
+   */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  // ------------------------------------------------------------------ life cycle
+
+  private void launch(int requestedPort) {
+    // A port picked here may be taken by someone else before the child binds it: retry with
+    // another one when we chose it and the child failed to bind.
+    int attempts = requestedPort == 0 ? 3 : 1;
+    for (int attempt = 1; ; attempt++) {
+      int candidate = requestedPort == 0 ? freePort(connectHost()) : requestedPort;
+      try {
+        launchOnce(candidate);
+        return;
+      } catch (LocalSqsException e) {
+        if (attempt >= attempts
+            || !e.getMessage().toLowerCase(Locale.ROOT).contains("address already in use")) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private void launchOnce(int candidatePort) {
+    List<String> command = command(candidatePort);
+    ProcessBuilder pb = new ProcessBuilder(command);
+    Map<String, String> env = pb.environment();
+    MANAGED_ENV.forEach(env::remove);
+    env.putIfAbsent("NO_COLOR", "1"); // the log goes to a file, not a terminal
+    env.putAll(options.env);
+    try {
+      if (options.dataDir != null) {
+        Files.createDirectories(options.dataDir);
+      }
+      log = Files.createTempFile("localsqs-", ".log");
+      log.toFile().deleteOnExit();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    pb.redirectErrorStream(true);
+    pb.redirectOutput(log.toFile());
+    try {
+      process = pb.start();
+      process.getOutputStream().close(); // no standard input
+    } catch (IOException e) {
+      throw new LocalSqsException("cannot run the localsqs binary " + binary + ": " + e, e);
+    }
+    port = candidatePort;
+    LIVE.add(this);
+    try {
+      waitHealthy();
+    } catch (RuntimeException e) {
+      terminate(Duration.ofSeconds(5));
+      throw e;
+    }
+  }
+
+  private List<String> command(int candidatePort) {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(binary.toString());
+    cmd.add("--host");
+    cmd.add(options.host);
+    cmd.add("--port");
+    cmd.add(Integer.toString(candidatePort));
+    if (options.dataDir != null) {
+      cmd.add("--data-dir");
+      cmd.add(options.dataDir.toString());
+    }
+    if (options.config != null) {
+      cmd.add("--config");
+      cmd.add(options.config.toString());
+    }
+    if (options.region != null) {
+      cmd.add("--region");
+      cmd.add(options.region);
+    }
+    if (options.accountId != null) {
+      cmd.add("--account-id");
+      cmd.add(options.accountId);
+    }
+    cmd.addAll(options.extraArgs);
+    return cmd;
+  }
+
+  private void waitHealthy() {
+    long deadline = System.nanoTime() + options.startupTimeout.toNanos();
+    String lastError = "no answer yet";
+    while (true) {
+      if (!process.isAlive()) {
+        int code = process.exitValue();
+        throw new LocalSqsException(
+            "localsqs exited with code "
+                + code
+                + " during start-up (command: "
+                + String.join(" ", command(port))
+                + "). Its output:\n"
+                + orNothing(output()));
+      }
+      try {
+        HttpResponse<String> r = get("/health", Duration.ofSeconds(1));
+        if (r.statusCode() == 200 && !NOT_READY.matcher(r.body()).find()) {
+          return;
+        }
+        lastError = "HTTP " + r.statusCode() + ": " + r.body();
+      } catch (IOException e) {
+        lastError = e.toString(); // refused, reset, timed out: not listening yet
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new LocalSqsException("interrupted while waiting for localsqs to start", e);
+      }
+      if (System.nanoTime() >= deadline) {
+        throw new LocalSqsException(
+            "localsqs did not answer GET /health within "
+                + options.startupTimeout.toMillis()
+                + " ms on "
+                + endpoint()
+                + " (last error: "
+                + lastError
+                + "). Its output:\n"
+                + orNothing(output()));
+      }
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new LocalSqsException("interrupted while waiting for localsqs to start", e);
+      }
+    }
+  }
+
+  /**
+   * Stops the server: SIGTERM, then a kill after the builder's stop timeout (10 s by default).
+   * Closes the clients made by {@link #client()} and {@link #asyncClient()}. Safe to call twice.
+   *
+   * @return the process's exit code, or -1 if it was not running
+   */
+  public int stop() {
+    return stop(options.stopTimeout);
+  }
+
+  /**
+   * Stops the server as {@link #stop()} does, waiting at most {@code timeout} before killing it.
+   *
+   * @param timeout how long to wait after SIGTERM
+   * @return the process's exit code, or -1 if it was not running
+   */
+  public int stop(Duration timeout) {
+    synchronized (lock) {
+      closeClients();
+      return terminate(timeout);
+    }
+  }
+
+  private int terminate(Duration timeout) {
+    Process p = process;
+    process = null;
+    LIVE.remove(this);
+    if (p == null) {
+      return -1;
+    }
+    p.destroy(); // SIGTERM: the server answers parked long polls and finishes open requests
+    try {
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly();
+        p.waitFor();
+      }
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+    }
+    lastOutput = readLog();
+    try {
+      Files.deleteIfExists(log);
+    } catch (IOException ignored) {
+      // a temporary file; deleteOnExit is the fallback
+    }
+    log = null;
+    return p.isAlive() ? -1 : p.exitValue();
+  }
+
+  /** Same as {@link #stop()}. */
+  @Override
+  public void close() {
+    stop();
+  }
+
+  /**
+   * Stops the server and starts it again with the same options on the same port (with a data
+   * directory, its state survives). Clients made before keep working.
+   */
+  public void restart() {
+    synchronized (lock) {
+      if (process == null) {
+        throw new LocalSqsException("the server is not running");
+      }
+      int samePort = port;
+      terminate(options.stopTimeout);
+      launch(samePort);
+    }
+  }
+
+  /**
+   * Tells whether the server process is alive.
+   *
+   * @return true while the child process runs
+   */
+  public boolean isRunning() {
+    Process p = process;
+    return p != null && p.isAlive();
+  }
+
+  /**
+   * Returns the server's process id.
+   *
+   * @return the child's pid
+   * @throws LocalSqsException if the server is not running
+   */
+  public long pid() {
+    Process p = process;
+    if (p == null) {
+      throw new LocalSqsException("the server is not running");
+    }
+    return p.pid();
+  }
+
+  /**
+   * Returns everything the server has written to stdout and stderr so far (its log); after {@link
+   * #stop()}, the log of the process that ran.
+   *
+   * @return the server's output
+   */
+  public String output() {
+    return log == null ? lastOutput : readLog();
+  }
+
+  private String readLog() {
+    Path l = log;
+    if (l == null) {
+      return lastOutput;
+    }
+    try {
+      return Files.readString(l, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return lastOutput;
+    }
+  }
+
+  // ------------------------------------------------------------------ addresses
+
+  /**
+   * Returns the server's endpoint, {@code http://127.0.0.1:<port>}: give it to an SDK's {@code
+   * endpointOverride} or to {@code spring.cloud.aws.sqs.endpoint}.
+   *
+   * @return the endpoint
+   */
+  public URI endpoint() {
+    String h = connectHost();
+    if (h.contains(":")) {
+      h = "[" + h + "]";
+    }
+    return URI.create("http://" + h + ":" + port);
+  }
+
+  /**
+   * Returns the port the server listens on.
+   *
+   * @return the TCP port
+   */
+  public int port() {
+    return port;
+  }
+
+  /**
+   * Returns the region of the server's queues, as given to the builder or the default.
+   *
+   * @return the region name
+   */
+  public String region() {
+    return options.region == null ? DEFAULT_REGION : options.region;
+  }
+
+  /**
+   * Returns the account id in the server's queue URLs and ARNs.
+   *
+   * @return the 12-digit account id
+   */
+  public String accountId() {
+    return options.accountId == null ? DEFAULT_ACCOUNT_ID : options.accountId;
+  }
+
+  /**
+   * Returns the URL of a queue of this server's account, whether or not it exists.
+   *
+   * @param queueName the queue's name
+   * @return {@code <endpoint>/<account>/<queueName>}
+   */
+  public String queueUrl(String queueName) {
+    return endpoint() + "/" + accountId() + "/" + queueName;
+  }
+
+  /**
+   * Returns the executable this server runs.
+   *
+   * @return the binary's path
+   */
+  public Path binary() {
+    return binary;
+  }
+
+  // ------------------------------------------------------------------ admin endpoints
+
+  /**
+   * Returns the JSON text of {@code GET /health}, such as {@code
+   * {"status":"ok","live":true,"ready":true,...}}.
+   *
+   * @return the health document
+   */
+  public String health() {
+    return admin("GET", "/health", null);
+  }
+
+  /**
+   * Returns the server to its starting state ({@code POST /_localsqs/reset}): every queue and
+   * message is dropped, then the queues, fault rules and clock that its config file declares are
+   * restored.
+   */
+  public void reset() {
+    String answer = admin("POST", "/_localsqs/reset", "");
+    if (!RESET_OK.matcher(answer).find()) {
+      throw new LocalSqsException("reset failed: " + answer);
+    }
+  }
+
+  /**
+   * Moves the server's clock forward ({@code POST /_localsqs/clock}): visibility timeouts, delays,
+   * retention and deduplication windows then behave as if that time had passed, and parked long
+   * polls see the new time at once.
+   *
+   * @param by how far to move it (millisecond precision)
+   * @return the server's answer, {@code {"now_ms":...,"offset_ms":...,"frozen":...}}
+   */
+  public String advanceClock(Duration by) {
+    if (by.isNegative()) {
+      throw new IllegalArgumentException("the clock never moves backwards: " + by);
+    }
+    String seconds = java.math.BigDecimal.valueOf(by.toMillis(), 3).toPlainString();
+    return admin("POST", "/_localsqs/clock", "{\"advance_seconds\": " + seconds + "}");
+  }
+
+  /**
+   * Sends a request to one of the server's admin endpoints (see the README's "Looking inside") and
+   * returns the body of a 200 answer.
+   *
+   * @param method the HTTP method, such as {@code GET}, {@code POST} or {@code DELETE}
+   * @param path the path, such as {@code /_localsqs/faults}
+   * @param jsonBody the request body, or null for none
+   * @return the answer's body
+   * @throws LocalSqsException on any other status, or if the server is not running
+   */
+  public String admin(String method, String path, String jsonBody) {
+    if (!isRunning()) {
+      throw new LocalSqsException("the server is not running");
+    }
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(endpoint().resolve(path)).timeout(Duration.ofSeconds(30));
+    if (jsonBody == null) {
+      b.method(method, HttpRequest.BodyPublishers.noBody());
+    } else {
+      b.header("Content-Type", "application/json");
+      b.method(method, HttpRequest.BodyPublishers.ofString(jsonBody));
+    }
+    HttpResponse<String> r;
+    try {
+      r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      throw new LocalSqsException(method + " " + path + " failed: " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new LocalSqsException(method + " " + path + " interrupted", e);
+    }
+    if (r.statusCode() == 404) {
+      throw new LocalSqsException(
+          method
+              + " "
+              + path
+              + " is not supported by this localsqs binary (404); it may be older than this"
+              + " helper");
+    }
+    if (r.statusCode() != 200) {
+      throw new LocalSqsException(
+          method + " " + path + " answered " + r.statusCode() + ": " + r.body());
+    }
+    return r.body();
+  }
+
+  private HttpResponse<String> get(String path, Duration timeout)
+      throws IOException, InterruptedException {
+    HttpRequest req =
+        HttpRequest.newBuilder(endpoint().resolve(path)).timeout(timeout).GET().build();
+    return http.send(req, HttpResponse.BodyHandlers.ofString());
+  }
+
+  // ------------------------------------------------------------------ clients
+
+  /**
+   * Returns a synchronous SQS client for this server: its endpoint, its region and dummy
+   * credentials, everything else (checksum validation included) at the SDK's defaults. The client
+   * is made once, shared, and closed by {@link #stop()}; do not close it yourself. Needs the AWS
+   * SDK for Java 2.x {@code sqs} module.
+   *
+   * @return the shared client
+   */
+  public software.amazon.awssdk.services.sqs.SqsClient client() {
+    return sdkClients().sync();
+  }
+
+  /**
+   * Returns an asynchronous SQS client for this server, configured as {@link #client()} is; shared
+   * and closed by {@link #stop()}.
+   *
+   * @return the shared async client
+   */
+  public software.amazon.awssdk.services.sqs.SqsAsyncClient asyncClient() {
+    return sdkClients().async();
+  }
+
+  /**
+   * Returns a new builder of synchronous clients, preset with this server's endpoint, region and
+   * dummy credentials, for clients with settings of your own (you close what you build).
+   *
+   * @return a preset builder
+   */
+  public software.amazon.awssdk.services.sqs.SqsClientBuilder clientBuilder() {
+    return SdkClients.syncBuilder(this);
+  }
+
+  /**
+   * Returns a new builder of asynchronous clients, preset as {@link #clientBuilder()} is.
+   *
+   * @return a preset builder
+   */
+  public software.amazon.awssdk.services.sqs.SqsAsyncClientBuilder asyncClientBuilder() {
+    return SdkClients.asyncBuilder(this);
+  }
+
+  private SdkClients sdkClients() {
+    synchronized (lock) {
+      if (process == null) {
+        throw new LocalSqsException("the server is not running");
+      }
+      if (clients == null) {
+        clients = new SdkClients(this);
+      }
+      return (SdkClients) clients;
+    }
+  }
+
+  private void closeClients() {
+    Object c = clients;
+    clients = null;
+    if (c != null) {
+      ((SdkClients) c).close();
+    }
+  }
+
+  // ------------------------------------------------------------------ helpers
+
+  private String connectHost() {
+    String h = options.host;
+    if (h.equals("0.0.0.0") || h.isEmpty()) {
+      return "127.0.0.1";
+    }
+    if (h.equals("::") || h.equals("[::]")) {
+      return "::1";
+    }
+    return h;
+  }
+
+  private static String orNothing(String s) {
+    String t = s.strip();
+    return t.isEmpty() ? "(nothing)" : t;
+  }
+
+  /**
+   * Returns a TCP port that was free a moment ago on {@code host}.
+   *
+   * @param host the address to bind, such as {@code 127.0.0.1}
+   * @return a port number
+   */
+  public static int freePort(String host) {
+    try (ServerSocket s = new ServerSocket()) {
+      s.setReuseAddress(false);
+      s.bind(new InetSocketAddress(InetAddress.getByName(host), 0));
+      return s.getLocalPort();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot find a free port on " + host, e);
+    }
+  }
+
+  /**
+   * Finds the localsqs executable to run. The order: {@code explicit} if not null, then the system
+   * property {@value #BINARY_PROPERTY}, then the environment variable {@value #BINARY_ENV} (or
+   * {@code LOCALSQS_BINARY}, the Python helper's), then {@code localsqs} on the {@code PATH}, then
+   * {@code target/release/localsqs} in the working directory or the nearest of its parents that has
+   * one (a clone of the localsqs repository after {@code cargo build --release}).
+   *
+   * @param explicit the path given by the caller, or null
+   * @return the executable's path
+   * @throws LocalSqsException with what was tried, if none is found
+   */
+  public static Path findBinary(Path explicit) {
+    String source = null;
+    String raw = null;
+    if (explicit != null) {
+      source = "the builder's binary(...)";
+      raw = explicit.toString();
+    } else if (nonEmpty(System.getProperty(BINARY_PROPERTY))) {
+      source = "-D" + BINARY_PROPERTY;
+      raw = System.getProperty(BINARY_PROPERTY);
+    } else if (nonEmpty(System.getenv(BINARY_ENV))) {
+      source = "$" + BINARY_ENV;
+      raw = System.getenv(BINARY_ENV);
+    } else if (nonEmpty(System.getenv(PYTHON_BINARY_ENV))) {
+      source = "$" + PYTHON_BINARY_ENV;
+      raw = System.getenv(PYTHON_BINARY_ENV);
+    }
+    if (raw != null) {
+      Path p = Path.of(raw);
+      if (!raw.contains("/")) {
+        Path onPath = onPath(raw);
+        if (onPath != null) {
+          return onPath;
+        }
+      }
+      if (Files.isRegularFile(p) && Files.isExecutable(p)) {
+        return p.toAbsolutePath();
+      }
+      throw new LocalSqsException(
+          "the localsqs binary given by " + source + " is not an executable file: " + raw);
+    }
+    List<String> tried = new ArrayList<>();
+    Path onPath = onPath("localsqs");
+    if (onPath != null) {
+      return onPath;
+    }
+    tried.add("localsqs on PATH");
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      Path candidate = dir.resolve("target").resolve("release").resolve("localsqs");
+      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+        return candidate;
+      }
+    }
+    tried.add("target/release/localsqs in " + Path.of("").toAbsolutePath() + " and its parents");
+    throw new LocalSqsException(
+        "cannot find the localsqs binary (tried: "
+            + String.join(", ", tried)
+            + "). Build it with `cargo build --release` in a clone of localsqs, put it on PATH,"
+            + " or set $"
+            + BINARY_ENV
+            + " (or -D"
+            + BINARY_PROPERTY
+            + ") to its path.");
+  }
+
+  private static Path onPath(String name) {
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return null;
+    }
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (dir.isEmpty()) {
+        continue;
+      }
+      Path candidate = Path.of(dir, name);
+      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
+        return candidate.toAbsolutePath();
+      }
+    }
+    return null;
+  }
+
+  private static boolean nonEmpty(String s) {
+    return s != null && !s.isEmpty();
+  }
+
+  @Override
+  public String toString() {
+    return "LocalSqsServer[" + (isRunning() ? "running at " + endpoint() : "stopped") + "]";
+  }
+
+  /**
+   * Options of a {@link LocalSqsServer}; {@link #start()} launches it. Every option has a default:
+   * in memory, {@code 127.0.0.1}, a free port, the binary from {@link
+   * LocalSqsServer#findBinary(Path)}, the server's own region and account.
+   */
+  public static final class Builder {
+    private Path binary;
+    private String host = "127.0.0.1";
+    private int port;
+    private Path dataDir;
+    private Path config;
+    private String region;
+    private String accountId;
+    private final List<String> extraArgs = new ArrayList<>();
+    private final Map<String, String> env = new LinkedHashMap<>();
+    private Duration startupTimeout = Duration.ofSeconds(30);
+    private Duration stopTimeout = Duration.ofSeconds(10);
+
+    private Builder() {}
+
+    /**
+     * Sets the executable to run instead of looking for one.
+     *
+     * @param binary the localsqs executable
+     * @return this builder
+     */
+    public Builder binary(Path binary) {
+      this.binary = binary;
+      return this;
+    }
+
+    /**
+     * Sets the address to listen on ({@code --host}); default {@code 127.0.0.1}.
+     *
+     * @param host an address
+     * @return this builder
+     */
+    public Builder host(String host) {
+      this.host = Objects.requireNonNull(host);
+      return this;
+    }
+
+    /**
+     * Sets the port ({@code --port}); default 0, a free one.
+     *
+     * @param port a TCP port, or 0 for a free one
+     * @return this builder
+     */
+    public Builder port(int port) {
+      this.port = port;
+      return this;
+    }
+
+    /**
+     * Keeps state durably in this directory ({@code --data-dir}), created if missing; default: in
+     * memory.
+     *
+     * @param dataDir the directory, or null for in memory
+     * @return this builder
+     */
+    public Builder dataDir(Path dataDir) {
+      this.dataDir = dataDir;
+      return this;
+    }
+
+    /**
+     * Declares queues, fault rules and a clock from this TOML file ({@code --config}); a reset
+     * restores what it declares.
+     *
+     * @param config the file, or null for none
+     * @return this builder
+     */
+    public Builder config(Path config) {
+      this.config = config;
+      return this;
+    }
+
+    /**
+     * Sets the region of queue ARNs ({@code --region}) and of the clients this server makes;
+     * default {@value LocalSqsServer#DEFAULT_REGION}.
+     *
+     * @param region a region name, or null for the default
+     * @return this builder
+     */
+    public Builder region(String region) {
+      this.region = region == null || region.isEmpty() ? null : region;
+      return this;
+    }
+
+    /**
+     * Sets the account in queue URLs and ARNs ({@code --account-id}); default {@value
+     * LocalSqsServer#DEFAULT_ACCOUNT_ID}.
+     *
+     * @param accountId a 12-digit account id, or null for the default
+     * @return this builder
+     */
+    public Builder accountId(String accountId) {
+      this.accountId = accountId == null || accountId.isEmpty() ? null : accountId;
+      return this;
+    }
+
+    /**
+     * Appends arguments to the command line, such as {@code "--enforce-cooloffs"}.
+     *
+     * @param args more arguments
+     * @return this builder
+     */
+    public Builder args(String... args) {
+      Collections.addAll(extraArgs, args);
+      return this;
+    }
+
+    /**
+     * Sets an environment variable of the server process, such as {@code RUST_LOG=debug}.
+     *
+     * @param name the variable
+     * @param value its value
+     * @return this builder
+     */
+    public Builder env(String name, String value) {
+      env.put(name, value);
+      return this;
+    }
+
+    /**
+     * Sets how long {@link #start()} waits for {@code /health}; default 30 s.
+     *
+     * @param timeout the start-up deadline
+     * @return this builder
+     */
+    public Builder startupTimeout(Duration timeout) {
+      this.startupTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /**
+     * Sets how long {@link LocalSqsServer#stop()} waits after SIGTERM before killing; default 10 s.
+     *
+     * @param timeout the grace period
+     * @return this builder
+     */
+    public Builder stopTimeout(Duration timeout) {
+      this.stopTimeout = Objects.requireNonNull(timeout);
+      return this;
+    }
+
+    /**
+     * Finds the binary, starts the server and waits until it answers {@code GET /health}.
+     *
+     * @return the running server
+     * @throws LocalSqsException if the binary is missing, exits or does not answer in time (the
+     *     message carries its output)
+     */
+    public LocalSqsServer start() {
+      Builder copy = copy();
+      LocalSqsServer server = new LocalSqsServer(copy, findBinary(copy.binary));
+      synchronized (server.lock) {
+        server.launch(copy.port);
+      }
+      return server;
+    }
+
+    private Builder copy() {
+      Builder b = new Builder();
+      b.binary = binary;
+      b.host = host;
+      b.port = port;
+      b.dataDir = dataDir;
+      b.config = config;
+      b.region = region;
+      b.accountId = accountId;
+      b.extraArgs.addAll(extraArgs);
+      b.env.putAll(env);
+      b.startupTimeout = startupTimeout;
+      b.stopTimeout = stopTimeout;
+      return b;
+    }
+
+    /** A key naming these options, so that equal options can share one server. */
+    String key() {
+      return String.join(
+          "\u0000",
+          String.valueOf(binary),
+          host,
+          Integer.toString(port),
+          String.valueOf(dataDir),
+          String.valueOf(config),
+          String.valueOf(region),
+          String.valueOf(accountId),
+          String.join("\u0001", extraArgs),
+          env.toString());
+    }
+  }
+}
