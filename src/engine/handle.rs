@@ -8,7 +8,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::clock::{Clock, IdGen};
+use super::clock::{Clock, IdGen, MAX_TIME_MS};
 use super::load;
 use super::metrics::EngineMetrics;
 use super::model::address::{self, UrlParts};
@@ -20,7 +20,7 @@ use super::store::scan;
 use super::store::schema::{Commit, Op, StoreError};
 use super::store::writer::Reload;
 use crate::command::{RequestContext, Scope, is_account_id};
-use crate::error::{SqsError, SqsResult};
+use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// What every clone of an [`Engine`] shares.
 pub(super) struct Inner {
@@ -60,7 +60,7 @@ impl Engine {
         ids: Arc<dyn IdGen>,
     ) -> Result<Engine, StoreError> {
         let metrics = Arc::new(EngineMetrics::default());
-        let now = clock.now_ms();
+        let now = clock.now_ms().min(MAX_TIME_MS);
         let reload_slot: Arc<OnceLock<Reload>> = Arc::new(OnceLock::new());
         let mut opened = None;
         let reg = load::registry_from(&cfg, now, |sink| {
@@ -290,8 +290,26 @@ impl Engine {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The engine's time: the clock's, but never past [`MAX_TIME_MS`], so that no time the
+    /// engine computes from it can wrap or leave the range its index stores.
     pub(super) fn now(&self) -> u64 {
-        self.inner.clock.now_ms()
+        self.inner.clock.now_ms().min(MAX_TIME_MS)
+    }
+
+    /// The time of a send, which must be a real one: past [`MAX_TIME_MS`] a message could not
+    /// be stored as sent then (it would be kept with an earlier send time and expire at once),
+    /// so the send is refused rather than acknowledged.
+    pub(super) fn send_now(&self) -> SqsResult<u64> {
+        let now = self.inner.clock.now_ms();
+        if now > MAX_TIME_MS {
+            return Err(SqsError::new(
+                ErrorCode::InternalError,
+                format!(
+                    "The server's clock ({now} ms since the epoch) is past the latest time localsqs can store, {MAX_TIME_MS} ms (October 4199); messages cannot be sent. Reset the clock: POST /_localsqs/clock {{\"reset\": true}}."
+                ),
+            ));
+        }
+        Ok(now)
     }
 
     /// The URL of queue `name` in `scope`, on the request's base URL.

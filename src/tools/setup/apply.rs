@@ -84,7 +84,14 @@ impl Setup {
         if self.clock.freeze {
             clock.freeze();
         }
-        clock.advance_ms(self.clock.advance_seconds.saturating_mul(1000));
+        clock
+            .advance_ms(self.clock.advance_seconds.saturating_mul(1000))
+            .map_err(|e| {
+                format!(
+                    "[clock] advance_seconds = {}: {e}",
+                    self.clock.advance_seconds
+                )
+            })?;
         engine.wake_all();
         push.restore(
             self.queue
