@@ -18,7 +18,7 @@ use super::options::EngineOptions;
 use super::store::handle::Store;
 use super::store::scan;
 use super::store::schema::{Commit, Op, StoreError};
-use super::store::writer::Reload;
+use super::store::writer::{Mode, Reload};
 use crate::command::{RequestContext, Scope, is_account_id};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -36,6 +36,22 @@ pub(super) struct Inner {
     pub(super) metrics: Arc<EngineMetrics>,
     /// The configured account and region, shared by every request that names no other.
     pub(super) default_scope: Arc<Scope>,
+}
+
+/// What storage can do now ([`Engine::storage_state`]); each state but `Ready` carries the
+/// reason and how to recover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageState {
+    /// Commits succeed (or nothing is stored: memory mode).
+    Ready,
+    /// The data file is writable again after a failure, and requests are served; not yet
+    /// ready until a commit (or a test write of 1 MiB) has succeeded.
+    Recovering(String),
+    /// The data file cannot be written: reads are served from it, writes refused with 503.
+    ReadOnly(String),
+    /// A write failed just now: every request is refused with 503 until memory is rebuilt
+    /// from the file (a moment).
+    Failed(String),
 }
 
 /// The SQS engine. Cheap to clone; all clones share one state.
@@ -140,11 +156,69 @@ impl Engine {
         Ok(())
     }
 
-    /// Why storage cannot write right now, if it cannot: the disk failed and the store is
-    /// recovering. SQS requests should not be served meanwhile.
+    /// Why no SQS request can be served right now, if none can: a commit failed and memory,
+    /// which may hold changes the disk refused, is being rebuilt from the file. One atomic
+    /// load while storage is fine. The text says how to recover.
     #[must_use]
     pub fn storage_failure(&self) -> Option<String> {
-        self.inner.store.failure()
+        match self.inner.store.mode() {
+            Mode::Failed => Some(self.storage_advice()),
+            Mode::Ready | Mode::Unproven | Mode::ReadOnly => None,
+        }
+    }
+
+    /// What storage can do now, for `/health` (docs/operations.md, "A full disk").
+    #[must_use]
+    pub fn storage_state(&self) -> StorageState {
+        match self.inner.store.mode() {
+            Mode::Ready => StorageState::Ready,
+            Mode::Unproven => StorageState::Recovering(self.storage_advice()),
+            Mode::ReadOnly => StorageState::ReadOnly(self.storage_advice()),
+            Mode::Failed => StorageState::Failed(self.storage_advice()),
+        }
+    }
+
+    /// The latest storage failure and how to recover from it.
+    fn storage_advice(&self) -> String {
+        let reason = self.inner.store.reason();
+        let reason = if reason.is_empty() {
+            "a write to the data file failed".to_owned()
+        } else {
+            reason
+        };
+        let dir = self
+            .inner
+            .cfg
+            .data_dir
+            .as_deref()
+            .map_or_else(String::new, |d| format!(" ({})", d.display()));
+        format!(
+            "{reason}. Free space on the disk that holds the data directory{dir}, or make it writable; localsqs resumes by itself, with no restart (docs/operations.md)"
+        )
+    }
+
+    /// The error of a request that storage refuses: 503, with the reason and the way out.
+    pub(super) fn storage_unavailable(&self) -> SqsError {
+        SqsError::new(
+            ErrorCode::ServiceUnavailable,
+            format!("Storage cannot be written: {}.", self.storage_advice()),
+        )
+    }
+
+    /// Refuses a change while storage cannot be written (before memory is touched, so that
+    /// memory keeps equal to the file); `reads` lets reads through while the file can at least
+    /// be read. One atomic load while storage is fine.
+    pub(super) fn refuse_unwritable(&self, reads: bool) -> SqsResult<()> {
+        match self.inner.store.mode() {
+            Mode::Ready | Mode::Unproven => Ok(()),
+            Mode::ReadOnly if reads => Ok(()),
+            Mode::ReadOnly | Mode::Failed => Err(self.storage_unavailable()),
+        }
+    }
+
+    /// Whether changes can be written now (background work waits while they cannot).
+    pub(super) fn writable(&self) -> bool {
+        matches!(self.inner.store.mode(), Mode::Ready | Mode::Unproven)
     }
 
     /// The configuration this engine runs with.
@@ -201,8 +275,12 @@ impl Engine {
         });
     }
 
-    /// One sweep over every queue.
+    /// One sweep over every queue (none while storage cannot be written: memory must keep
+    /// equal to the file).
     pub fn sweep(&self) {
+        if !self.writable() {
+            return;
+        }
         let now = self.now();
         let mut reg = self.lock();
         let mut ops = Vec::new();
@@ -371,8 +449,19 @@ impl Engine {
         reg.id_of(&scope, name)
     }
 
+    /// Waits for a commit. One the disk refused is answered 503 ServiceUnavailable, with the
+    /// reason and the way out: the request may be retried once storage is back.
     pub(super) async fn commit(&self, commit: Commit) -> SqsResult<()> {
-        commit.wait().await.map_err(SqsError::internal)
+        match commit.wait().await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Redb(reason)) => {
+                if self.inner.store.reason().is_empty() {
+                    self.inner.store.note_reason(&reason);
+                }
+                Err(self.storage_unavailable())
+            }
+            Err(e) => Err(SqsError::internal(e)),
+        }
     }
 }
 

@@ -8,6 +8,16 @@ use crate::error::SqsResult;
 impl Engine {
     /// Runs one command in the scope (account and region) of its request context.
     pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
+        // While the data file cannot be written, only reads are served (one atomic load).
+        self.refuse_unwritable(matches!(
+            cmd,
+            Command::GetQueueUrl(_)
+                | Command::ListQueues(_)
+                | Command::GetQueueAttributes(_)
+                | Command::ListQueueTags(_)
+                | Command::ListDeadLetterSourceQueues(_)
+                | Command::ListMessageMoveTasks(_)
+        ))?;
         match cmd {
             Command::CreateQueue(c) => self.create_queue(ctx, c).await.map(Reply::CreateQueue),
             Command::GetQueueUrl(c) => self.get_queue_url(ctx, &c).map(Reply::GetQueueUrl),

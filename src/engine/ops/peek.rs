@@ -249,6 +249,7 @@ impl Engine {
 
     /// Drops every queue, message, tombstone and move task, durably.
     pub async fn reset(&self) -> SqsResult<()> {
+        self.refuse_unwritable(false)?;
         let commit = {
             let mut reg = self.lock();
             for q in reg.queues() {
