@@ -5,7 +5,7 @@
 //! are `impl Engine` blocks in `ops/`; the match over `Command` is [`Engine::execute`] in
 //! `ops/execute.rs`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::clock::{Clock, IdGen, MAX_TIME_MS};
@@ -36,6 +36,8 @@ pub(super) struct Inner {
     pub(super) metrics: Arc<EngineMetrics>,
     /// The configured account and region, shared by every request that names no other.
     pub(super) default_scope: Arc<Scope>,
+    /// How many long polls are parked (the registry's `Polls` keeps it; kept across reloads).
+    pub(super) parked: Arc<AtomicUsize>,
 }
 
 /// What storage can do now ([`Engine::storage_state`]); each state but `Ready` carries the
@@ -93,6 +95,7 @@ impl Engine {
         })?;
         let store = opened.ok_or(StoreError::Closed)?;
         let (cfg_account, cfg_region) = (cfg.account_id.clone(), cfg.region.clone());
+        let parked = reg.polls.counter();
         let engine = Engine {
             inner: Arc::new(Inner {
                 registry: Mutex::new(reg),
@@ -107,6 +110,7 @@ impl Engine {
                     account: cfg_account,
                     region: cfg_region,
                 }),
+                parked,
             }),
         };
         let running: Vec<String> = engine
@@ -143,7 +147,13 @@ impl Engine {
             .filter(|t| t.running())
             .map(|t| t.id.clone())
             .collect();
-        let old = std::mem::replace(&mut *self.lock(), fresh);
+        let old = {
+            let mut reg = self.lock();
+            let mut old = std::mem::replace(&mut *reg, fresh);
+            // Parked polls keep their places (they look again below, at the new queues).
+            reg.polls = std::mem::take(&mut old.polls);
+            old
+        };
         // Parked long polls of the old queues look again, now at the reloaded ones.
         for q in old.queues() {
             q.wake();
