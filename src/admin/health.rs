@@ -30,6 +30,7 @@ pub fn health(admin: &Admin, _req: &Req<'_>) -> Answer {
             })));
         }
         StorageState::Recovering(r) => ("storage recovering", "trying", r),
+        StorageState::DeletesOnly(r) => ("storage full", "deletes only", r),
         StorageState::ReadOnly(r) => ("storage read-only", "refused", r),
         StorageState::Failed(r) => ("storage failing", "refused", r),
     };

@@ -49,11 +49,28 @@ pub enum StorageState {
     /// The data file is writable again after a failure, and requests are served; not yet
     /// ready until a commit (or a test write of 1 MiB) has succeeded.
     Recovering(String),
+    /// The disk is full and localsqs spent the reserve it keeps beside its data file: reads,
+    /// receives and deletes are served (a queue can be drained, purged or deleted), sends and
+    /// other writes refused with 503, until the disk has space again.
+    DeletesOnly(String),
     /// The data file cannot be written: reads are served from it, writes refused with 503.
     ReadOnly(String),
     /// A write failed just now: every request is refused with 503 until memory is rebuilt
     /// from the file (a moment).
     Failed(String),
+}
+
+/// What a request does to storage, for refusing it while storage cannot serve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Reads only.
+    Read,
+    /// Consumes or removes messages, adding no data: receives, visibility changes, deletes,
+    /// purges, DeleteQueue, reset and the sweep of expired messages. They are what drains a
+    /// queue, and they fit in the reserve kept for a full disk.
+    Consume,
+    /// Anything else.
+    Write,
 }
 
 /// The SQS engine. Cheap to clone; all clones share one state.
@@ -173,7 +190,7 @@ impl Engine {
     pub fn storage_failure(&self) -> Option<String> {
         match self.inner.store.mode() {
             Mode::Failed => Some(self.storage_advice()),
-            Mode::Ready | Mode::Unproven | Mode::ReadOnly => None,
+            Mode::Ready | Mode::Unproven | Mode::Reserve | Mode::ReadOnly => None,
         }
     }
 
@@ -183,6 +200,7 @@ impl Engine {
         match self.inner.store.mode() {
             Mode::Ready => StorageState::Ready,
             Mode::Unproven => StorageState::Recovering(self.storage_advice()),
+            Mode::Reserve => StorageState::DeletesOnly(self.storage_advice()),
             Mode::ReadOnly => StorageState::ReadOnly(self.storage_advice()),
             Mode::Failed => StorageState::Failed(self.storage_advice()),
         }
@@ -215,20 +233,24 @@ impl Engine {
         )
     }
 
-    /// Refuses a change while storage cannot be written (before memory is touched, so that
-    /// memory keeps equal to the file); `reads` lets reads through while the file can at least
-    /// be read. One atomic load while storage is fine.
-    pub(super) fn refuse_unwritable(&self, reads: bool) -> SqsResult<()> {
-        match self.inner.store.mode() {
-            Mode::Ready | Mode::Unproven => Ok(()),
-            Mode::ReadOnly if reads => Ok(()),
-            Mode::ReadOnly | Mode::Failed => Err(self.storage_unavailable()),
+    /// Refuses a request that storage cannot serve now, before memory is touched (so that
+    /// memory keeps equal to the file): on a full disk only reads and [`Access::Consume`]
+    /// (receives and deletes), while the file
+    /// can be read only reads, after a failed commit nothing. One atomic load while storage is
+    /// fine.
+    pub(super) fn refuse_unwritable(&self, access: Access) -> SqsResult<()> {
+        match (self.inner.store.mode(), access) {
+            (Mode::Ready | Mode::Unproven, _)
+            | (Mode::Reserve, Access::Read | Access::Consume)
+            | (Mode::ReadOnly, Access::Read) => Ok(()),
+            (Mode::Reserve | Mode::ReadOnly | Mode::Failed, _) => Err(self.storage_unavailable()),
         }
     }
 
-    /// Whether changes can be written now (background work waits while they cannot).
-    pub(super) fn writable(&self) -> bool {
-        matches!(self.inner.store.mode(), Mode::Ready | Mode::Unproven)
+    /// Whether changes of this kind can be written now (background work waits while they
+    /// cannot).
+    pub(super) fn writable(&self, access: Access) -> bool {
+        self.refuse_unwritable(access).is_ok()
     }
 
     /// The configuration this engine runs with.
@@ -288,7 +310,7 @@ impl Engine {
     /// One sweep over every queue (none while storage cannot be written: memory must keep
     /// equal to the file).
     pub fn sweep(&self) {
-        if !self.writable() {
+        if !self.writable(Access::Consume) {
             return;
         }
         let now = self.now();

@@ -349,3 +349,82 @@ async fn a_disk_without_free_blocks_is_honest_and_deletes_still_work() {
     disk.free();
     server.shutdown().await;
 }
+
+/// A restart on a disk that takes no write at all (issue 29, finding 8: the old server exited):
+/// the server starts, serves reads from the file, refuses writes with 503 saying why, and once
+/// space is back it is ready again by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_on_an_unwritable_disk_serves_reads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let start = |disk: Arc<DiskFaults>| {
+        localsqs::Server::builder()
+            .clock(Arc::new(ManualClock::new(START_MS)))
+            .data_dir(dir.path())
+            .disk_faults(disk)
+            .start()
+    };
+    let disk = DiskFaults::new();
+    let server = start(Arc::clone(&disk)).await.expect("starts");
+    let sqs = client_with_retries(&server.endpoint(), RetryConfig::disabled());
+    let url = create_queue_on(&sqs, "kept").await;
+    sqs.send_message()
+        .queue_url(&url)
+        .message_body("a")
+        .send()
+        .await
+        .expect("sent");
+    server.shutdown().await;
+
+    disk.fill();
+    let server = start(Arc::clone(&disk))
+        .await
+        .expect("starts on a disk that takes no write");
+    let v = wait_health(&server, "storage read-only").await;
+    assert!(
+        v["reason"].as_str().unwrap_or("").contains("No space left"),
+        "{v}"
+    );
+    let sqs = client_with_retries(&server.endpoint(), RetryConfig::disabled());
+    let got = sqs
+        .get_queue_attributes()
+        .queue_url(&url)
+        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages)
+        .send()
+        .await
+        .expect("reads are served");
+    let n = got
+        .attributes()
+        .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::ApproximateNumberOfMessages))
+        .cloned();
+    assert_eq!(n.as_deref(), Some("1"));
+    let refused = sqs
+        .send_message()
+        .queue_url(&url)
+        .message_body("b")
+        .send()
+        .await;
+    let e = expect_error("a send", refused, 503, "ServiceUnavailable", None);
+    assert!(
+        e.message().unwrap_or_default().contains("No space left"),
+        "{e:?}"
+    );
+    let refused = sqs.receive_message().queue_url(&url).send().await;
+    expect_error(
+        "a receive writes state",
+        refused,
+        503,
+        "ServiceUnavailable",
+        None,
+    );
+
+    disk.free();
+    wait_health(&server, "ok").await;
+    let got = sqs
+        .receive_message()
+        .queue_url(&url)
+        .send()
+        .await
+        .expect("served again");
+    assert_eq!(bodies(got.messages()), ["a"]);
+    server.shutdown().await;
+}

@@ -70,11 +70,28 @@ impl Store {
         }) {
             Ok(db) => {
                 let loaded = guarded(&path, || scan::load(&db, sink))?;
-                if let Err(e) = &probed {
+                if health.mode() == Mode::Ready {
                     // The file opened and took its start-up commit, but the directory refused a
-                    // new file: a full disk, most likely. Serve, and prove it before `ready`.
-                    tracing::warn!(error = %e, "the data directory refused a test write");
-                    health.set(Mode::Unproven, Some(e.to_string()));
+                    // test write, or the disk has no room for the reserve: a full disk. Keep
+                    // what room there is for receives and deletes until it has space.
+                    let full = match &probed {
+                        Err(p) => {
+                            writer::spend_reserve(&path);
+                            Some(p.to_string())
+                        }
+                        Ok(()) => writer::make_reserve(&path, faults.as_deref())
+                            .err()
+                            .map(|e| {
+                                format!(
+                                    "no room for the {} MiB reserve beside the data file: {e}",
+                                    writer::RESERVE >> 20
+                                )
+                            }),
+                    };
+                    if let Some(why) = full {
+                        tracing::warn!(reason = %why, "the disk is full: serving reads, receives and deletes only");
+                        health.set(Mode::Reserve, Some(why));
+                    }
                 }
                 (Start::Writable(Arc::new(db)), loaded)
             }

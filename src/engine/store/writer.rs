@@ -34,6 +34,51 @@ const RETRY_EVERY: Duration = Duration::from_millis(500);
 /// writes a small commit into space the file already has, so reopening proves little.
 pub(crate) const SPACE_PROBE: usize = 1 << 20;
 
+/// The space the store keeps in reserve beside its data file (`localsqs.reserve`), written at
+/// start when the disk has room: when the disk fills up, the store removes it, so that redb
+/// can open the file for writing again and deletes can be committed (`Mode::Reserve`).
+pub(crate) const RESERVE: usize = 8 << 20;
+
+/// The reserve file beside the data file at `path`.
+pub(crate) fn reserve_path(path: &std::path::Path) -> PathBuf {
+    path.with_file_name("localsqs.reserve")
+}
+
+/// Makes the reserve, unless it is there already; a reserve that cannot be made whole is
+/// removed again (a part would only take space).
+pub(crate) fn make_reserve(
+    path: &std::path::Path,
+    faults: Option<&DiskFaults>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let reserve = reserve_path(path);
+    if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == RESERVE as u64) {
+        return Ok(());
+    }
+    if let Some(f) = faults {
+        f.check()?;
+    }
+    let made = std::fs::File::create(&reserve).and_then(|mut f| {
+        f.write_all(&vec![0u8; RESERVE])?;
+        f.sync_all()
+    });
+    if made.is_err() {
+        let _ = std::fs::remove_file(&reserve);
+    }
+    made
+}
+
+/// Removes the reserve; whether there was one.
+pub(crate) fn spend_reserve(path: &std::path::Path) -> bool {
+    let spent = std::fs::remove_file(reserve_path(path)).is_ok();
+    if spent {
+        tracing::warn!(
+            "the disk is full: spent the reserve; deletes are served, other writes refused until the disk has space"
+        );
+    }
+    spent
+}
+
 /// What the store can do now (docs/operations.md, "A full disk").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -43,12 +88,19 @@ pub(crate) enum Mode {
     /// data directory refusing a test write: requests are served, but `/health` says not ready
     /// until a commit has succeeded (or the disk has taken a test write of [`SPACE_PROBE`]).
     Unproven = 1,
+    /// The disk is full, and the store spent its reserve ([`RESERVE`], a file beside the data
+    /// file) to open the file for writing again, or found no room to make it: reads and what
+    /// consumes messages are served (receives, visibility changes, deletes, purges,
+    /// DeleteQueue, reset, the sweep of expired messages), sends and other writes are refused,
+    /// so that the reserve serves those, until the disk has space again (the reserve can be
+    /// made anew) and the store is `Ready`.
+    Reserve = 2,
     /// The file cannot be written: memory holds its last committed state, read through a view
     /// that writes nothing (`disk::open_read_only`). Reads are served, writes refused.
-    ReadOnly = 2,
+    ReadOnly = 3,
     /// A commit failed and memory may hold changes the disk refused: nothing is served until
     /// memory is rebuilt from the file.
-    Failed = 3,
+    Failed = 4,
 }
 
 /// The store's mode and the latest failure, shared by the writer and the engine. The mode is
@@ -74,7 +126,8 @@ impl StoreHealth {
         match self.mode.load(Ordering::Acquire) {
             0 => Mode::Ready,
             1 => Mode::Unproven,
-            2 => Mode::ReadOnly,
+            2 => Mode::Reserve,
+            3 => Mode::ReadOnly,
             _ => Mode::Failed,
         }
     }
@@ -181,18 +234,24 @@ fn next_job(db: &Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<
             .first()
             .copied();
         let Some((id, below)) = pending else {
-            if ctx.health.mode() != Mode::Unproven {
+            if !matches!(ctx.health.mode(), Mode::Unproven | Mode::Reserve) {
                 return rx.recv().ok();
             }
-            // Reopened after a failure, and no commit yet to prove the disk writable: look
-            // for space while idle, so that readiness returns with no traffic to prove it.
+            // Reopened after a failure, with no commit yet to prove the disk writable, or with
+            // the reserve spent: look for space while idle, so that readiness returns with no
+            // traffic to prove it.
             match rx.recv_timeout(RETRY_EVERY) {
                 Ok(job) => return Some(job),
                 Err(mpsc::RecvTimeoutError::Disconnected) => return None,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    match space_probe(ctx) {
-                        Ok(()) => ctx.health.set(Mode::Ready, None),
-                        Err(e) => ctx.health.set_reason(format!("{e}")),
+                    let proved = make_reserve(&ctx.path, ctx.faults.as_deref())
+                        .and_then(|()| space_probe(ctx));
+                    match proved {
+                        Ok(()) => {
+                            tracing::info!("the disk has space again; storage is ready");
+                            ctx.health.set(Mode::Ready, None);
+                        }
+                        Err(e) => ctx.health.set_reason(format!("storage error: {e}")),
                     }
                     continue;
                 }
@@ -386,11 +445,22 @@ fn recover(
             }
             return None;
         }
-        let reopened = disk::open(&ctx.path, ctx.cache_bytes, ctx.faults.clone())
-            .map_err(redb_err)
-            .and_then(|db| probe(&db).map(|()| db));
-        let db = match reopened {
-            Ok(db) => db,
+        let reopen = || {
+            disk::open(&ctx.path, ctx.cache_bytes, ctx.faults.clone())
+                .map_err(redb_err)
+                .and_then(|db| probe(&db).map(|()| db))
+        };
+        let (db, spent) = match reopen() {
+            Ok(db) => (db, false),
+            // A full disk: the reserve makes room for redb to open the file, and for deletes.
+            Err(e) if spend_reserve(&ctx.path) => match reopen() {
+                Ok(db) => (db, true),
+                Err(again) => {
+                    ctx.health
+                        .set_reason(format!("{e}; with the reserve spent: {again}"));
+                    continue;
+                }
+            },
             Err(e) => {
                 ctx.health.set_reason(e.to_string());
                 continue;
@@ -405,7 +475,13 @@ fn recover(
                 tracing::info!("storage writable again; state reloaded from the data file");
                 let db = Arc::new(db);
                 ctx.shared.set_db(Some(Arc::clone(&db)));
-                ctx.health.set(Mode::Unproven, None);
+                // Without its reserve the store keeps it for deletes until the disk has space.
+                let mode = if spent || !reserve_path(&ctx.path).exists() {
+                    Mode::Reserve
+                } else {
+                    Mode::Unproven
+                };
+                ctx.health.set(mode, None);
                 return Some(db);
             }
             Err(e) => {
