@@ -227,9 +227,16 @@ impl Engine {
 
     /// The error of a request that storage refuses: 503, with the reason and the way out.
     pub(super) fn storage_unavailable(&self) -> SqsError {
+        let what = match self.inner.store.mode() {
+            Mode::Reserve => {
+                "The disk is full: localsqs serves reads, receives and deletes only, from the space it keeps in reserve"
+            }
+            Mode::ReadOnly => "Storage cannot be written: localsqs serves reads only",
+            Mode::Ready | Mode::Unproven | Mode::Failed => "Storage cannot be written",
+        };
         SqsError::new(
             ErrorCode::ServiceUnavailable,
-            format!("Storage cannot be written: {}.", self.storage_advice()),
+            format!("{what}: {}.", self.storage_advice()),
         )
     }
 

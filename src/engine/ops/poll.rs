@@ -21,7 +21,7 @@ use super::message::{MAX_VISIBILITY_S, render};
 use super::redrive;
 use crate::command::validate;
 use crate::command::{ReceiveMessage, ReceiveMessageResult, Scope};
-use crate::engine::handle::Engine;
+use crate::engine::handle::{Access, Engine};
 use crate::engine::model::address;
 use crate::engine::model::polls::Parked;
 use crate::engine::model::receipt::Receipt;
@@ -70,6 +70,11 @@ impl Engine {
         let mut parked: Option<Parked> = None;
         loop {
             let now = self.now();
+            if deadline.is_some() {
+                // Parked while storage was fine: it may not be now (a full disk). One atomic
+                // load; `execute` checked the first look.
+                self.refuse_unwritable(Access::Consume)?;
+            }
             let step = {
                 let mut reg = self.lock();
                 let found = parts.ok_or_else(SqsError::queue_does_not_exist);
