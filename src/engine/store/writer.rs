@@ -4,12 +4,15 @@
 //! commits once, then acknowledges each job (docs/architecture.md, "The group-commit writer").
 //!
 //! When a commit fails (a full disk, say), redb refuses further writes until the file is
-//! reopened, and memory now holds changes the disk does not. So the writer fails that batch,
-//! records the failure (the engine then answers SQS requests with 503 and `/health` reports not
-//! ready), and enters recovery: it fails queued jobs at once and, every half second, reopens
-//! the file and proves it writable. Once it is, the engine rebuilds its memory from the file,
-//! so memory equals disk again (nothing acknowledged lost, nothing unacknowledged kept), and
-//! the failure is cleared. No restart is needed.
+//! reopened, and memory now holds changes the disk does not. So the writer fails that batch
+//! (503 with the reason), records the failure (`Mode::Failed`: nothing is served for that
+//! moment) and enters recovery: it rebuilds memory from the file's last commit, read through a
+//! view that writes nothing (`Mode::ReadOnly`: reads are served), and every half second reopens
+//! the file for writing, spending the reserve it keeps beside it when the disk is full
+//! (`Mode::Reserve`: receives and deletes are served too, until the disk takes the reserve
+//! again). Memory equals disk throughout (nothing acknowledged lost, nothing unacknowledged
+//! kept), and `/health` says ready only once a commit, or a test write, has proved the disk
+//! writable (`Mode::Unproven` until then). No restart is needed (docs/operations.md).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -84,9 +87,9 @@ pub(crate) fn spend_reserve(path: &std::path::Path) -> bool {
 pub(crate) enum Mode {
     /// Commits succeed.
     Ready = 0,
-    /// The file was opened for writing again after a failure, or at a start that found the
-    /// data directory refusing a test write: requests are served, but `/health` says not ready
-    /// until a commit has succeeded (or the disk has taken a test write of [`SPACE_PROBE`]).
+    /// The file was opened for writing again after a failure, with the reserve still there:
+    /// requests are served, but `/health` says not ready until a commit has succeeded (or the
+    /// disk has taken a test write of [`SPACE_PROBE`]).
     Unproven = 1,
     /// The disk is full, and the store spent its reserve ([`RESERVE`], a file beside the data
     /// file) to open the file for writing again, or found no room to make it: reads and what
@@ -472,7 +475,7 @@ fn recover(
         // Memory equals the file unless a refused write changed it since it was rebuilt.
         match if dirty { reload(&db) } else { Ok(()) } {
             Ok(()) => {
-                tracing::info!("storage writable again; state reloaded from the data file");
+                tracing::info!("the data file is open for writing again");
                 let db = Arc::new(db);
                 ctx.shared.set_db(Some(Arc::clone(&db)));
                 // Without its reserve the store keeps it for deletes until the disk has space.
