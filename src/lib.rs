@@ -62,7 +62,7 @@ pub use http::options::{
 pub use http::origin::CorsOrigins;
 pub use http::sigv4::Credentials;
 pub use server::{RunningServer, Server};
-pub use tools::clock::ClockState;
+pub use tools::clock::{ClockState, PastTimeRange};
 
 /// Fault injection: rules that make chosen requests fail, wait, repeat or reorder messages.
 pub mod faults {

@@ -23,7 +23,7 @@ use crate::http::listen;
 use crate::http::options::Compat;
 use crate::http::origin::CorsOrigins;
 use crate::http::sigv4;
-use crate::tools::clock::{ClockState, ControlledClock};
+use crate::tools::clock::{ClockState, ControlledClock, PastTimeRange};
 use crate::tools::faults::{FaultRule, Faults};
 use crate::tools::metrics::Metrics;
 use crate::tools::push::{PushTarget, PushTargets};
@@ -343,10 +343,27 @@ impl RunningServer {
 
     /// Moves the server's time forward: visibility timeouts, delays, retention, deduplication
     /// windows and parked long polls all see the new time at once.
+    ///
+    /// # Panics
+    /// When that would pass [`MAX_TIME_MS`](crate::engine::MAX_TIME_MS), the latest time the
+    /// engine stores (as `Instant + Duration` panics on overflow); [`RunningServer::try_advance`]
+    /// answers an error instead.
     pub fn advance(&self, by: std::time::Duration) {
+        if let Err(e) = self.try_advance(by) {
+            panic!("RunningServer::advance: {e}");
+        }
+    }
+
+    /// [`RunningServer::advance`], refused (and the clock left where it was) when it would
+    /// pass [`MAX_TIME_MS`](crate::engine::MAX_TIME_MS).
+    ///
+    /// # Errors
+    /// [`PastTimeRange`] when the move would pass the range the engine stores.
+    pub fn try_advance(&self, by: std::time::Duration) -> Result<(), PastTimeRange> {
         self.clock
-            .advance_ms(u64::try_from(by.as_millis()).unwrap_or(u64::MAX));
+            .advance_ms(u64::try_from(by.as_millis()).unwrap_or(u64::MAX))?;
         self.engine.wake_all();
+        Ok(())
     }
 
     /// Stops the server's time where it is (`advance` still moves it).

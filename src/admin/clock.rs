@@ -42,6 +42,12 @@ pub fn set(admin: &Admin, req: &Req<'_>) -> Answer {
         }
     };
     let clock = &admin.clock;
+    // Checked before anything changes, so a refused request leaves the clock as it was.
+    if let Some(ms) = advance_ms {
+        clock
+            .check_advance(ms, change.reset)
+            .map_err(|e| AdminError::bad_request(format!("advance_seconds refused: {e}")))?;
+    }
     if change.reset {
         clock.reset();
     }
@@ -51,7 +57,9 @@ pub fn set(admin: &Admin, req: &Req<'_>) -> Answer {
         None => {}
     }
     if let Some(ms) = advance_ms {
-        clock.advance_ms(ms);
+        clock
+            .advance_ms(ms)
+            .map_err(|e| AdminError::bad_request(format!("advance_seconds refused: {e}")))?;
     }
     admin.engine.wake_all();
     Ok(ok_json(&json!(clock.state())))

@@ -4,10 +4,14 @@
 use serde_json::json;
 
 use super::state::{Admin, Answer, Req, ok_json};
+use crate::engine::StorageState;
 use crate::wire::WireResponse;
 
-/// `GET /health`: live while it answers; ready unless storage is failing (then 503, with the
-/// reason, so orchestrators and wait scripts stop sending it traffic until it recovers).
+/// `GET /health`: live while it answers; ready only while storage commits (then 503, with the
+/// state and the reason, so orchestrators and wait scripts stop sending it traffic until it
+/// recovers). After a failure, readiness returns only once a commit has succeeded again (or
+/// the disk has taken a test write of 1 MiB), never on a mere reopen of the file: on a full
+/// disk redb can reopen and write a small commit into space the file already has.
 pub fn health(admin: &Admin, _req: &Req<'_>) -> Answer {
     let engine = &admin.engine;
     let mode = if engine.durable() {
@@ -15,25 +19,32 @@ pub fn health(admin: &Admin, _req: &Req<'_>) -> Answer {
     } else {
         "memory"
     };
-    Ok(match engine.storage_failure() {
-        None => ok_json(&json!({
-            "status": "ok",
-            "live": true,
-            "ready": true,
-            "mode": mode,
-            "queues": engine.queue_counts().len(),
-        })),
-        Some(reason) => WireResponse::json(
-            503,
-            &json!({
-                "status": "storage failing",
+    let (status, writes, reason) = match engine.storage_state() {
+        StorageState::Ready => {
+            return Ok(ok_json(&json!({
+                "status": "ok",
                 "live": true,
-                "ready": false,
+                "ready": true,
                 "mode": mode,
-                "reason": reason,
-            }),
-        ),
-    })
+                "queues": engine.queue_counts().len(),
+            })));
+        }
+        StorageState::Recovering(r) => ("storage recovering", "trying", r),
+        StorageState::DeletesOnly(r) => ("storage full", "deletes only", r),
+        StorageState::ReadOnly(r) => ("storage read-only", "refused", r),
+        StorageState::Failed(r) => ("storage failing", "refused", r),
+    };
+    Ok(WireResponse::json(
+        503,
+        &json!({
+            "status": status,
+            "live": true,
+            "ready": false,
+            "mode": mode,
+            "writes": writes,
+            "reason": reason,
+        }),
+    ))
 }
 
 /// `GET|HEAD /_localstack/health`: the shape LocalStack answers; suites and wait scripts check

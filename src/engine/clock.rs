@@ -8,6 +8,20 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// How far past "now" the engine computes times: the longest is a message's retention (14
+/// days), then a visibility timeout (12 hours), a delay (15 minutes), the deduplication and
+/// receive-attempt windows (5 minutes each) and a move task's pacing; 30 days covers their sum
+/// with room to spare.
+pub const TIME_MARGIN_MS: u64 = 30 * 24 * 3600 * 1000;
+
+/// The latest time the engine works with, in epoch milliseconds (4199-10-25, UTC): a message's
+/// index entry keeps its send time in 46 bits (`model/index/msg.rs`), and every time the
+/// engine computes from "now" stays below that by [`TIME_MARGIN_MS`]. A controllable clock
+/// refuses to move past it; past it the engine itself refuses sends (nothing could store
+/// them) and counts every other time as this one, so no arithmetic wraps and nothing
+/// acknowledged is lost.
+pub const MAX_TIME_MS: u64 = (1 << 46) - 1 - TIME_MARGIN_MS;
+
 /// A source of wall-clock time in epoch milliseconds.
 pub trait Clock: Send + Sync + 'static {
     /// Milliseconds since the Unix epoch.

@@ -5,10 +5,10 @@
 //! are `impl Engine` blocks in `ops/`; the match over `Command` is [`Engine::execute`] in
 //! `ops/execute.rs`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use super::clock::{Clock, IdGen};
+use super::clock::{Clock, IdGen, MAX_TIME_MS};
 use super::load;
 use super::metrics::EngineMetrics;
 use super::model::address::{self, UrlParts};
@@ -18,9 +18,9 @@ use super::options::EngineOptions;
 use super::store::handle::Store;
 use super::store::scan;
 use super::store::schema::{Commit, Op, StoreError};
-use super::store::writer::Reload;
+use super::store::writer::{Mode, Reload};
 use crate::command::{RequestContext, Scope, is_account_id};
-use crate::error::{SqsError, SqsResult};
+use crate::error::{ErrorCode, SqsError, SqsResult};
 
 /// What every clone of an [`Engine`] shares.
 pub(super) struct Inner {
@@ -36,6 +36,41 @@ pub(super) struct Inner {
     pub(super) metrics: Arc<EngineMetrics>,
     /// The configured account and region, shared by every request that names no other.
     pub(super) default_scope: Arc<Scope>,
+    /// How many long polls are parked (the registry's `Polls` keeps it; kept across reloads).
+    pub(super) parked: Arc<AtomicUsize>,
+}
+
+/// What storage can do now ([`Engine::storage_state`]); each state but `Ready` carries the
+/// reason and how to recover.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageState {
+    /// Commits succeed (or nothing is stored: memory mode).
+    Ready,
+    /// The data file is writable again after a failure, and requests are served; not yet
+    /// ready until a commit (or a test write of 1 MiB) has succeeded.
+    Recovering(String),
+    /// The disk is full and localsqs spent the reserve it keeps beside its data file: reads,
+    /// receives and deletes are served (a queue can be drained, purged or deleted), sends and
+    /// other writes refused with 503, until the disk has space again.
+    DeletesOnly(String),
+    /// The data file cannot be written: reads are served from it, writes refused with 503.
+    ReadOnly(String),
+    /// A write failed just now: every request is refused with 503 until memory is rebuilt
+    /// from the file (a moment).
+    Failed(String),
+}
+
+/// What a request does to storage, for refusing it while storage cannot serve it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Access {
+    /// Reads only.
+    Read,
+    /// Consumes or removes messages, adding no data: receives, visibility changes, deletes,
+    /// purges, DeleteQueue, reset and the sweep of expired messages. They are what drains a
+    /// queue, and they fit in the reserve kept for a full disk.
+    Consume,
+    /// Anything else.
+    Write,
 }
 
 /// The SQS engine. Cheap to clone; all clones share one state.
@@ -60,7 +95,7 @@ impl Engine {
         ids: Arc<dyn IdGen>,
     ) -> Result<Engine, StoreError> {
         let metrics = Arc::new(EngineMetrics::default());
-        let now = clock.now_ms();
+        let now = clock.now_ms().min(MAX_TIME_MS);
         let reload_slot: Arc<OnceLock<Reload>> = Arc::new(OnceLock::new());
         let mut opened = None;
         let reg = load::registry_from(&cfg, now, |sink| {
@@ -77,6 +112,7 @@ impl Engine {
         })?;
         let store = opened.ok_or(StoreError::Closed)?;
         let (cfg_account, cfg_region) = (cfg.account_id.clone(), cfg.region.clone());
+        let parked = reg.polls.counter();
         let engine = Engine {
             inner: Arc::new(Inner {
                 registry: Mutex::new(reg),
@@ -91,6 +127,7 @@ impl Engine {
                     account: cfg_account,
                     region: cfg_region,
                 }),
+                parked,
             }),
         };
         let running: Vec<String> = engine
@@ -127,7 +164,13 @@ impl Engine {
             .filter(|t| t.running())
             .map(|t| t.id.clone())
             .collect();
-        let old = std::mem::replace(&mut *self.lock(), fresh);
+        let old = {
+            let mut reg = self.lock();
+            let mut old = std::mem::replace(&mut *reg, fresh);
+            // Parked polls keep their places (they look again below, at the new queues).
+            reg.polls = std::mem::take(&mut old.polls);
+            old
+        };
         // Parked long polls of the old queues look again, now at the reloaded ones.
         for q in old.queues() {
             q.wake();
@@ -140,11 +183,81 @@ impl Engine {
         Ok(())
     }
 
-    /// Why storage cannot write right now, if it cannot: the disk failed and the store is
-    /// recovering. SQS requests should not be served meanwhile.
+    /// Why no SQS request can be served right now, if none can: a commit failed and memory,
+    /// which may hold changes the disk refused, is being rebuilt from the file. One atomic
+    /// load while storage is fine. The text says how to recover.
     #[must_use]
     pub fn storage_failure(&self) -> Option<String> {
-        self.inner.store.failure()
+        match self.inner.store.mode() {
+            Mode::Failed => Some(self.storage_advice()),
+            Mode::Ready | Mode::Unproven | Mode::Reserve | Mode::ReadOnly => None,
+        }
+    }
+
+    /// What storage can do now, for `/health` (docs/operations.md, "A full disk").
+    #[must_use]
+    pub fn storage_state(&self) -> StorageState {
+        match self.inner.store.mode() {
+            Mode::Ready => StorageState::Ready,
+            Mode::Unproven => StorageState::Recovering(self.storage_advice()),
+            Mode::Reserve => StorageState::DeletesOnly(self.storage_advice()),
+            Mode::ReadOnly => StorageState::ReadOnly(self.storage_advice()),
+            Mode::Failed => StorageState::Failed(self.storage_advice()),
+        }
+    }
+
+    /// The latest storage failure and how to recover from it.
+    fn storage_advice(&self) -> String {
+        let reason = self.inner.store.reason();
+        let reason = if reason.is_empty() {
+            "a write to the data file failed".to_owned()
+        } else {
+            reason
+        };
+        let dir = self
+            .inner
+            .cfg
+            .data_dir
+            .as_deref()
+            .map_or_else(String::new, |d| format!(" ({})", d.display()));
+        format!(
+            "{reason}. Free space on the disk that holds the data directory{dir}, or make it writable; localsqs resumes by itself, with no restart (docs/operations.md)"
+        )
+    }
+
+    /// The error of a request that storage refuses: 503, with the reason and the way out.
+    pub(super) fn storage_unavailable(&self) -> SqsError {
+        let what = match self.inner.store.mode() {
+            Mode::Reserve => {
+                "The disk is full: localsqs serves reads, receives and deletes only, from the space it keeps in reserve"
+            }
+            Mode::ReadOnly => "Storage cannot be written: localsqs serves reads only",
+            Mode::Ready | Mode::Unproven | Mode::Failed => "Storage cannot be written",
+        };
+        SqsError::new(
+            ErrorCode::ServiceUnavailable,
+            format!("{what}: {}.", self.storage_advice()),
+        )
+    }
+
+    /// Refuses a request that storage cannot serve now, before memory is touched (so that
+    /// memory keeps equal to the file): on a full disk only reads and [`Access::Consume`]
+    /// (receives and deletes), while the file
+    /// can be read only reads, after a failed commit nothing. One atomic load while storage is
+    /// fine.
+    pub(super) fn refuse_unwritable(&self, access: Access) -> SqsResult<()> {
+        match (self.inner.store.mode(), access) {
+            (Mode::Ready | Mode::Unproven, _)
+            | (Mode::Reserve, Access::Read | Access::Consume)
+            | (Mode::ReadOnly, Access::Read) => Ok(()),
+            (Mode::Reserve | Mode::ReadOnly | Mode::Failed, _) => Err(self.storage_unavailable()),
+        }
+    }
+
+    /// Whether changes of this kind can be written now (background work waits while they
+    /// cannot).
+    pub(super) fn writable(&self, access: Access) -> bool {
+        self.refuse_unwritable(access).is_ok()
     }
 
     /// The configuration this engine runs with.
@@ -169,13 +282,6 @@ impl Engine {
     #[must_use]
     pub fn new_uuid(&self) -> String {
         self.inner.ids.uuid()
-    }
-
-    /// Answers up to `n` of the oldest parked long polls early, with no messages; how many
-    /// were. Placeholder until the engine's parked-poll registry lands: releases none.
-    pub fn release_oldest_polls(&self, n: usize) -> usize {
-        let _ = n;
-        0
     }
 
     /// Wakes every parked long poll so it re-reads the clock; call after moving a
@@ -208,8 +314,12 @@ impl Engine {
         });
     }
 
-    /// One sweep over every queue.
+    /// One sweep over every queue (none while storage cannot be written: memory must keep
+    /// equal to the file).
     pub fn sweep(&self) {
+        if !self.writable(Access::Consume) {
+            return;
+        }
         let now = self.now();
         let mut reg = self.lock();
         let mut ops = Vec::new();
@@ -297,8 +407,26 @@ impl Engine {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The engine's time: the clock's, but never past [`MAX_TIME_MS`], so that no time the
+    /// engine computes from it can wrap or leave the range its index stores.
     pub(super) fn now(&self) -> u64 {
-        self.inner.clock.now_ms()
+        self.inner.clock.now_ms().min(MAX_TIME_MS)
+    }
+
+    /// The time of a send, which must be a real one: past [`MAX_TIME_MS`] a message could not
+    /// be stored as sent then (it would be kept with an earlier send time and expire at once),
+    /// so the send is refused rather than acknowledged.
+    pub(super) fn send_now(&self) -> SqsResult<u64> {
+        let now = self.inner.clock.now_ms();
+        if now > MAX_TIME_MS {
+            return Err(SqsError::new(
+                ErrorCode::InternalError,
+                format!(
+                    "The server's clock ({now} ms since the epoch) is past the latest time localsqs can store, {MAX_TIME_MS} ms (October 4199); messages cannot be sent. Reset the clock: POST /_localsqs/clock {{\"reset\": true}}."
+                ),
+            ));
+        }
+        Ok(now)
     }
 
     /// The URL of queue `name` in `scope`, on the request's base URL.
@@ -360,8 +488,19 @@ impl Engine {
         reg.id_of(&scope, name)
     }
 
+    /// Waits for a commit. One the disk refused is answered 503 ServiceUnavailable, with the
+    /// reason and the way out: the request may be retried once storage is back.
     pub(super) async fn commit(&self, commit: Commit) -> SqsResult<()> {
-        commit.wait().await.map_err(SqsError::internal)
+        match commit.wait().await {
+            Ok(()) => Ok(()),
+            Err(StoreError::Redb(reason)) => {
+                if self.inner.store.reason().is_empty() {
+                    self.inner.store.note_reason(&reason);
+                }
+                Err(self.storage_unavailable())
+            }
+            Err(e) => Err(SqsError::internal(e)),
+        }
     }
 }
 

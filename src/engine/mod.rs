@@ -30,8 +30,10 @@ mod store;
 mod tests;
 
 pub use crate::command::{Scope, is_account_id};
-pub use clock::{Clock, IdGen, ManualClock, RandomIds, SeededIds, SystemClock};
-pub use handle::Engine;
+pub use clock::{
+    Clock, IdGen, MAX_TIME_MS, ManualClock, RandomIds, SeededIds, SystemClock, TIME_MARGIN_MS,
+};
+pub use handle::{Engine, StorageState};
 pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
 pub use options::{EngineOptions, ReceiveOrder};
 pub use store::disk::DiskFaults;

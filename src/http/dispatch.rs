@@ -166,7 +166,7 @@ async fn execute(
         // recovered and memory has been rebuilt from the file.
         let err = SqsError::new(
             ErrorCode::ServiceUnavailable,
-            format!("Storage is failing ({reason}); localsqs serves again once it recovers."),
+            format!("Storage is failing: {reason}"),
         );
         let queue = d.command.queue_name().map(str::to_owned);
         let code = Some(err.code);

@@ -8,7 +8,31 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::Serialize;
 
-use crate::engine::Clock;
+use crate::engine::{Clock, MAX_TIME_MS};
+
+/// A move of the clock that would take it past [`MAX_TIME_MS`], the latest time the engine
+/// can store: refused, and the clock left where it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PastTimeRange {
+    /// Where the clock would have stood, epoch milliseconds (saturated).
+    pub requested_ms: u64,
+    /// How far the clock could still move, in milliseconds.
+    pub room_ms: u64,
+}
+
+impl std::fmt::Display for PastTimeRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the clock would stand at {} ms since the epoch, past the latest time localsqs can store: {MAX_TIME_MS} ms (October 4199); it can move at most {} ms ({} s) further",
+            self.requested_ms,
+            self.room_ms,
+            self.room_ms / 1000
+        )
+    }
+}
+
+impl std::error::Error for PastTimeRange {}
 
 /// What `GET /_localsqs/clock` shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -39,6 +63,18 @@ impl std::fmt::Debug for ControlledClock {
             .field("state", &self.state())
             .finish_non_exhaustive()
     }
+}
+
+/// Whether `from + ms` stays within the engine's range.
+fn within_range(from: u64, ms: u64) -> Result<(), PastTimeRange> {
+    let to = from.saturating_add(ms);
+    if to > MAX_TIME_MS {
+        return Err(PastTimeRange {
+            requested_ms: to,
+            room_ms: MAX_TIME_MS.saturating_sub(from),
+        });
+    }
+    Ok(())
 }
 
 fn shifted(base: u64, offset: i64) -> u64 {
@@ -78,9 +114,28 @@ impl ControlledClock {
         }
     }
 
-    /// Moves time forward by `ms` milliseconds, frozen or not.
-    pub fn advance_ms(&self, ms: u64) {
+    /// Whether time can move `ms` milliseconds forward from now (from the base clock's time
+    /// when `after_reset`) without passing [`MAX_TIME_MS`].
+    ///
+    /// # Errors
+    /// [`PastTimeRange`] when it cannot.
+    pub fn check_advance(&self, ms: u64, after_reset: bool) -> Result<(), PastTimeRange> {
+        let from = if after_reset {
+            self.base.now_ms()
+        } else {
+            self.now_ms()
+        };
+        within_range(from, ms)
+    }
+
+    /// Moves time forward by `ms` milliseconds, frozen or not; refused (and nothing changed)
+    /// when that would pass [`MAX_TIME_MS`].
+    ///
+    /// # Errors
+    /// [`PastTimeRange`] when the move would pass the range the engine stores.
+    pub fn advance_ms(&self, ms: u64) -> Result<(), PastTimeRange> {
         let mut c = self.lock();
+        within_range(self.now_locked(&c), ms)?;
         match &mut c.frozen_at {
             Some(f) => *f = f.saturating_add(ms),
             None => {
@@ -89,6 +144,7 @@ impl ControlledClock {
                     .saturating_add(i64::try_from(ms).unwrap_or(i64::MAX));
             }
         }
+        Ok(())
     }
 
     /// Stops time where it is.
@@ -135,7 +191,7 @@ mod tests {
     #[test]
     fn advance_moves_now_and_the_offset() {
         let (base, c) = clock();
-        c.advance_ms(30_000);
+        c.advance_ms(30_000).expect("in range");
         assert_eq!(c.now_ms(), 1_030_000);
         base.advance_ms(5);
         assert_eq!(
@@ -154,7 +210,7 @@ mod tests {
         c.freeze();
         base.advance_ms(10_000);
         assert_eq!(c.now_ms(), 1_000_000, "frozen");
-        c.advance_ms(2_000);
+        c.advance_ms(2_000).expect("in range");
         assert_eq!(c.now_ms(), 1_002_000, "advance works while frozen");
         c.resume();
         assert_eq!(c.now_ms(), 1_002_000, "resumes where it stood");
@@ -163,10 +219,29 @@ mod tests {
         assert_eq!(c.state().offset_ms, -8_000);
     }
 
+    /// Finding 7 of issue 29: past 2^46 ms a send was acknowledged and lost. The clock
+    /// refuses to go there, frozen or not, and stays where it was.
+    #[test]
+    fn advance_refuses_to_pass_the_engine_range() {
+        let (_, c) = clock();
+        let room = MAX_TIME_MS - 1_000_000;
+        c.advance_ms(room).expect("up to the limit");
+        assert_eq!(c.now_ms(), MAX_TIME_MS);
+        let e = c.advance_ms(1).expect_err("one past it");
+        assert_eq!((e.requested_ms, e.room_ms), (MAX_TIME_MS + 1, 0));
+        assert!(e.to_string().contains(&MAX_TIME_MS.to_string()), "{e}");
+        assert_eq!(c.now_ms(), MAX_TIME_MS, "unchanged");
+        c.freeze();
+        assert!(c.advance_ms(u64::MAX).is_err(), "frozen too");
+        assert!(c.check_advance(room, true).is_ok(), "from the base clock");
+        assert!(c.check_advance(room + 1, true).is_err());
+        assert_eq!(c.now_ms(), MAX_TIME_MS);
+    }
+
     #[test]
     fn reset_returns_to_the_base_clock() {
         let (_, c) = clock();
-        c.advance_ms(99_000);
+        c.advance_ms(99_000).expect("in range");
         c.freeze();
         c.reset();
         assert_eq!(

@@ -24,7 +24,8 @@
 //!
 //! Nothing here sleeps for seconds: load phases last 200 ms to 1 s, and every wait is bounded.
 //!
-//! The modules: `under_load` (the kill -9 test), `retries` (the two narrower tests), `datadir`
+//! The modules: `under_load` (the kill -9 test), `retries` (the two narrower tests), `full_disk`
+//! (a real full disk, and a restart on it), `datadir`
 //! (`--data-dir` refused at start-up, and a clean restart), with `process` (the child process),
 //! `ledger` and `load` (what the load did and was told) and `verify` (the checks after a
 //! restart).
@@ -35,6 +36,7 @@ mod process;
 
 mod cli;
 mod datadir;
+mod full_disk;
 mod ledger;
 mod load;
 mod retries;

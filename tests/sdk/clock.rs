@@ -372,3 +372,110 @@ async fn readme_redrive_after_three_visibility_timeouts() {
     assert_eq!(dead.messages()[0].body(), Some("poison"));
     server.shutdown().await;
 }
+
+/// The seconds the clock can still move from `START_MS` before it passes `MAX_TIME_MS`.
+const ROOM_S: u64 = (localsqs::engine::MAX_TIME_MS - START_MS) / 1000;
+
+/// Issue 29, finding 7: after the clock was moved past 2^46 ms, SendMessage answered 200 and
+/// the message was never seen again. Now a move past the range the engine stores is refused
+/// (400, naming the limit) and leaves the clock where it was; up to it, a message sent is
+/// received (SDK, JSON protocol).
+#[tokio::test]
+async fn the_clock_refuses_to_pass_the_range_the_engine_stores() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("late", &[]).await;
+    let limit = localsqs::engine::MAX_TIME_MS.to_string();
+    for body in [
+        format!(r#"{{"advance_seconds": {}}}"#, ROOM_S + 1),
+        format!(r#"{{"advance_seconds": {}}}"#, 1u64 << 37),
+        format!(r#"{{"reset": true, "advance_seconds": {}}}"#, ROOM_S + 1),
+    ] {
+        let (status, v) = clock(&t, &body).await;
+        assert_eq!(status, 400, "{body}: {v}");
+        let e = v["error"].as_str().unwrap_or("");
+        assert!(e.contains(&limit) && e.contains("4199"), "{body}: {v}");
+    }
+    assert_eq!(t.server.clock().now_ms, START_MS, "refused: unchanged");
+    let past = t.server.try_advance(Duration::from_secs(ROOM_S + 1));
+    assert!(past.is_err(), "the Rust API refuses too");
+    assert_eq!(t.server.clock().now_ms, START_MS);
+
+    advance(&t, ROOM_S as f64).await;
+    assert!(t.server.clock().now_ms <= localsqs::engine::MAX_TIME_MS);
+    t.send(&url, "in 4199").await;
+    let got = t.receive(&url, 10).await;
+    assert_eq!(bodies(&got), ["in 4199"], "acknowledged and kept");
+    t.shutdown().await;
+}
+
+/// The config file's `[clock] advance_seconds` is held to the same range: the server does not
+/// start, and says why.
+#[tokio::test]
+async fn a_declared_advance_past_the_range_stops_the_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("localsqs.toml");
+    std::fs::write(
+        &path,
+        format!("[clock]\nadvance_seconds = {}\n", 1u64 << 37),
+    )
+    .expect("writes");
+    let started = localsqs::Server::builder()
+        .clock(Arc::new(ManualClock::new(START_MS)))
+        .config_file(&path)
+        .start()
+        .await;
+    let err = started.expect_err("refused").to_string();
+    assert!(
+        err.contains("advance_seconds") && err.contains(&localsqs::engine::MAX_TIME_MS.to_string()),
+        "{err}"
+    );
+}
+
+/// Whatever the clock says, nothing acknowledged is lost to arithmetic: with the base clock
+/// itself past the range (an embedder's clock, or a system clock in the year 4200), a send is
+/// refused with an error in both protocols instead of answering 200 and vanishing, and the
+/// rest of the API keeps working.
+#[tokio::test]
+async fn past_the_range_a_send_is_refused_never_lost() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("beyond", &[]).await;
+    t.clock.set_ms((1 << 46) + 1000);
+    let sent = t
+        .client
+        .send_message()
+        .queue_url(&url)
+        .message_body("json")
+        .send()
+        .await;
+    let err = expect_error("a send past the range", sent, 500, "InternalError", None);
+    let text = aws_sdk_sqs::error::ProvideErrorMetadata::message(&err).unwrap_or_default();
+    assert!(text.contains("past the latest time"), "{text}");
+    let form = format!(
+        "Action=SendMessage&Version=2012-11-05&QueueUrl={}&MessageBody=query",
+        url.replace(':', "%3A").replace('/', "%2F")
+    );
+    let resp = exchange(
+        t.server.local_addr(),
+        "POST",
+        "/",
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &form,
+    )
+    .await
+    .expect("answered");
+    assert_eq!(resp.status, 500, "{}", resp.body);
+    assert!(
+        resp.body.contains("<Code>InternalError</Code>")
+            && resp.body.contains("past the latest time"),
+        "{}",
+        resp.body
+    );
+    assert!(
+        t.receive(&url, 10).await.is_empty(),
+        "nothing was acknowledged"
+    );
+    t.clock.set_ms(START_MS + 1000);
+    t.send(&url, "back in range").await;
+    assert_eq!(bodies(&t.receive(&url, 10).await), ["back in range"]);
+    t.shutdown().await;
+}

@@ -128,3 +128,75 @@ async fn long_poll_is_woken_when_a_delay_ends() {
     assert_eq!(m.message_id(), sent.message_id());
     t.shutdown().await;
 }
+
+/// Waits until the engine counts `n` parked polls.
+async fn parked(t: &TestServer, n: usize) {
+    tokio::time::timeout(crate::harness::HANG_GUARD, async {
+        while t.server.engine().parked_polls() != n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("never {n} parked polls"));
+}
+
+/// For issue 29, finding 6: when parked long polls hold every connection slot, the front door
+/// answers the oldest early. `Engine::release_oldest_polls` answers exactly the oldest ones,
+/// at once and empty, leaves the younger parked, and leaves nothing behind: the queue's next
+/// message goes to a poll still parked, and on a FIFO queue a released poll's
+/// ReceiveRequestAttemptId receives normally afterwards. The injected clock stands still, so
+/// no poll could end by its deadline meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_oldest_parked_polls_are_released_early_and_empty() {
+    let t = TestServer::start().await;
+    let url = t.create_queue("parked", &[]).await;
+    let engine = t.server.engine();
+    assert_eq!(
+        (engine.parked_polls(), engine.release_oldest_polls(3)),
+        (0, 0)
+    );
+    let a = t.long_poll(&url, 20);
+    parked(&t, 1).await;
+    let b = t.long_poll(&url, 20);
+    parked(&t, 2).await;
+    let mut c = t.long_poll(&url, 20);
+    parked(&t, 3).await;
+
+    assert_eq!(engine.release_oldest_polls(2), 2);
+    for (poll, what) in [(a, "a"), (b, "b")] {
+        let got = poll.answer(what).await;
+        assert!(got.messages().is_empty(), "{what}: released empty");
+    }
+    parked(&t, 1).await;
+    c.assert_parked("the youngest stays").await;
+    t.send(&url, "for c").await;
+    assert_eq!(c.answer_body("c").await, "for c");
+    parked(&t, 0).await;
+    assert_eq!(engine.release_oldest_polls(1), 0, "nothing parked");
+
+    let fifo = crate::fifo::fifo_queue(&t, "parked.fifo", &[]).await;
+    let attempt = || {
+        t.client
+            .receive_message()
+            .queue_url(&fifo)
+            .wait_time_seconds(20)
+            .receive_request_attempt_id("attempt-1")
+    };
+    let held = LongPoll::spawn(attempt());
+    parked(&t, 1).await;
+    assert_eq!(engine.release_oldest_polls(10), 1);
+    assert!(held.answer("fifo").await.messages().is_empty());
+    t.client
+        .send_message()
+        .queue_url(&fifo)
+        .message_body("f1")
+        .message_group_id("g")
+        .message_deduplication_id("d1")
+        .send()
+        .await
+        .expect("sent");
+    let again = LongPoll::spawn(attempt());
+    assert_eq!(again.answer_body("the same attempt id").await, "f1");
+    parked(&t, 0).await;
+    t.shutdown().await;
+}

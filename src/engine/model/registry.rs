@@ -5,6 +5,7 @@
 //! a queue that exists. Names are indexed per scope (account and region), so a lookup borrows
 //! the request's strings and allocates nothing.
 
+use super::polls::Polls;
 use foldhash::HashMap;
 
 use super::queue::Queue;
@@ -31,6 +32,8 @@ pub(crate) struct Registry {
     tasks: Vec<Task>,
     /// Durable mode: the records kept in memory (`store/cache.rs`).
     cache: BodyCache,
+    /// The long polls parked now, oldest first.
+    pub polls: Polls,
 }
 
 impl Registry {
@@ -43,6 +46,7 @@ impl Registry {
             tombstones: HashMap::default(),
             tasks: Vec::new(),
             cache: BodyCache::new(cache_bytes),
+            polls: Polls::default(),
         }
     }
 

@@ -76,7 +76,7 @@ impl Engine {
         ctx: &RequestContext,
         c: SendMessageBatch,
     ) -> SqsResult<SendMessageBatchResult> {
-        let now = self.now();
+        let now = self.send_now()?;
         // Checks and checksums that need no queue state run before the lock (`prepare.rs`).
         let ids: Vec<String> = c.entries.iter().map(|e| e.id.clone()).collect();
         let fifo_ids: Vec<(bool, bool)> = c

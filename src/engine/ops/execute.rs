@@ -2,12 +2,29 @@
 //! name ([`Engine::execute`]). A new action gets its arm here.
 
 use crate::command::{Command, Reply, RequestContext};
-use crate::engine::handle::Engine;
+use crate::engine::handle::{Access, Engine};
 use crate::error::SqsResult;
 
 impl Engine {
     /// Runs one command in the scope (account and region) of its request context.
     pub async fn execute(&self, ctx: &RequestContext, cmd: Command) -> SqsResult<Reply> {
+        // While storage cannot take every write, only what it can (one atomic load).
+        self.refuse_unwritable(match cmd {
+            Command::GetQueueUrl(_)
+            | Command::ListQueues(_)
+            | Command::GetQueueAttributes(_)
+            | Command::ListQueueTags(_)
+            | Command::ListDeadLetterSourceQueues(_)
+            | Command::ListMessageMoveTasks(_) => Access::Read,
+            Command::ReceiveMessage(_)
+            | Command::ChangeMessageVisibility(_)
+            | Command::ChangeMessageVisibilityBatch(_)
+            | Command::DeleteMessage(_)
+            | Command::DeleteMessageBatch(_)
+            | Command::PurgeQueue(_)
+            | Command::DeleteQueue(_) => Access::Consume,
+            _ => Access::Write,
+        })?;
         match cmd {
             Command::CreateQueue(c) => self.create_queue(ctx, c).await.map(Reply::CreateQueue),
             Command::GetQueueUrl(c) => self.get_queue_url(ctx, &c).map(Reply::GetQueueUrl),

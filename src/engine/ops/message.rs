@@ -43,7 +43,7 @@ impl Engine {
         ctx: &RequestContext,
         c: SendMessage,
     ) -> SqsResult<SendMessageResult> {
-        let now = self.now();
+        let now = self.send_now()?;
         // Checks and checksums that need no queue state run before the lock (`prepare.rs`).
         let SendMessage { queue_url, message } = c;
         let p = Prepared::new(message);

@@ -16,7 +16,7 @@ use crate::command::{
     ListMessageMoveTasksResult, ListMessageMoveTasksResultEntry, StartMessageMoveTask,
     StartMessageMoveTaskResult,
 };
-use crate::engine::handle::Engine;
+use crate::engine::handle::{Access, Engine};
 use crate::engine::model::queue::Queue;
 use crate::engine::model::registry::Registry;
 use crate::engine::model::task::{Task, TaskStatus};
@@ -232,6 +232,17 @@ impl Engine {
             let notified = self.inner.tasks_notify.clone().notified_owned();
             let mut notified = Box::pin(notified);
             notified.as_mut().enable();
+            if !self.writable(Access::Write) {
+                // Memory must keep equal to a file that cannot be written: wait for storage.
+                if self.closing() {
+                    return;
+                }
+                tokio::select! {
+                    () = notified => {}
+                    () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                }
+                continue;
+            }
             let now = self.now();
             let (next, commit) = {
                 let mut reg = self.lock();

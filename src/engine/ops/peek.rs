@@ -2,7 +2,7 @@
 //! peek, queue counters for health and metrics, and the reset that drops all state.
 
 use crate::command::{Message, ReceiveMessage, Scope};
-use crate::engine::handle::Engine;
+use crate::engine::handle::{Access, Engine};
 use crate::engine::model::index::msg::Phase;
 use crate::engine::model::receipt::fingerprint;
 use crate::engine::store::record::StateRecord;
@@ -249,6 +249,7 @@ impl Engine {
 
     /// Drops every queue, message, tombstone and move task, durably.
     pub async fn reset(&self) -> SqsResult<()> {
+        self.refuse_unwritable(Access::Consume)?;
         let commit = {
             let mut reg = self.lock();
             for q in reg.queues() {

@@ -11,7 +11,7 @@
 //! and a controlled clock moving (`Engine::wake_all`). A change that makes nothing receivable,
 //! such as a send to a FIFO group whose head is in flight, wakes no one (`Queue::wake_after`).
 
-use std::pin::Pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use tokio::sync::futures::OwnedNotified;
@@ -21,8 +21,9 @@ use super::message::{MAX_VISIBILITY_S, render};
 use super::redrive;
 use crate::command::validate;
 use crate::command::{ReceiveMessage, ReceiveMessageResult, Scope};
-use crate::engine::handle::Engine;
+use crate::engine::handle::{Access, Engine};
 use crate::engine::model::address;
+use crate::engine::model::polls::Parked;
 use crate::engine::model::receipt::Receipt;
 use crate::engine::model::registry::Registry;
 use crate::engine::store::schema::{Commit, Op};
@@ -47,7 +48,8 @@ pub(super) struct ReceiveOptions {
 
 enum Step {
     Done(Picked, Commit),
-    Wait(Pin<Box<OwnedNotified>>, u64),
+    /// Parked until this time, the queue's notification, or a release.
+    Wait(u64),
 }
 
 impl Engine {
@@ -62,8 +64,17 @@ impl Engine {
         let mut opts = receive_options(c)?;
         opts.random_order = random_order;
         let mut deadline: Option<u64> = None;
+        // The queue's notification, pinned here rather than boxed per park; and the poll's
+        // place among the parked polls, taken when it first parks and kept until it ends.
+        let mut notified = std::pin::pin!(None::<OwnedNotified>);
+        let mut parked: Option<Parked> = None;
         loop {
             let now = self.now();
+            if deadline.is_some() {
+                // Parked while storage was fine: it may not be now (a full disk). One atomic
+                // load; `execute` checked the first look.
+                self.refuse_unwritable(Access::Consume)?;
+            }
             let step = {
                 let mut reg = self.lock();
                 let found = parts.ok_or_else(SqsError::queue_does_not_exist);
@@ -93,13 +104,18 @@ impl Engine {
                 } else {
                     // Expired messages may have been dropped; that commit needs no waiting.
                     drop(commit);
-                    let mut notified = Box::pin(q.notify().clone().notified_owned());
-                    notified.as_mut().enable();
+                    notified.set(Some(q.notify().clone().notified_owned()));
+                    if let Some(n) = notified.as_mut().as_pin_mut() {
+                        n.enable();
+                    }
                     let wake_at = q
                         .messages()
                         .next_visible_at()
                         .map_or(deadline, |t| t.min(deadline));
-                    Step::Wait(notified, wake_at)
+                    if parked.is_none() {
+                        parked = Some(reg.polls.park());
+                    }
+                    Step::Wait(wake_at)
                 }
             };
             match step {
@@ -109,15 +125,47 @@ impl Engine {
                     self.commit(commit).await?;
                     return Ok(ReceiveMessageResult { messages });
                 }
-                Step::Wait(notified, wake_at) => {
+                Step::Wait(wake_at) => {
                     let sleep_ms = wake_at.saturating_sub(self.now());
+                    let woken = async {
+                        if let Some(n) = notified.as_mut().as_pin_mut() {
+                            n.await;
+                        }
+                    };
+                    let released = std::future::poll_fn(|cx| {
+                        parked
+                            .as_ref()
+                            .map_or(Poll::Pending, |p| p.slot().poll_released(cx))
+                    });
                     tokio::select! {
-                        () = notified => {}
+                        () = woken => {}
                         () = tokio::time::sleep(Duration::from_millis(sleep_ms)) => {}
+                        // Answered early, with nothing taken: the client polls again.
+                        () = released => return Ok(ReceiveMessageResult::default()),
                     }
                 }
             }
         }
+    }
+
+    /// How many ReceiveMessage long polls are parked now, waiting for a message or their
+    /// deadline. One atomic load, no lock.
+    #[must_use]
+    pub fn parked_polls(&self) -> usize {
+        self.inner.parked.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Answers up to `n` of the oldest parked long polls at once with no messages (as SQS may
+    /// answer a long poll; the clients poll again), so that the connections they hold can
+    /// serve others. Answers how many were released. Safe for FIFO queues: a released poll
+    /// has taken nothing and leaves no state behind (a retry with the same
+    /// ReceiveRequestAttemptId receives normally). Polls that park later are not affected.
+    /// Costs nothing until called: parking keeps one allocation, as before.
+    pub fn release_oldest_polls(&self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        self.lock().polls.release_oldest(n)
     }
 
     /// The seed of a random receive order for the queue named `name` (as its URL gives it),

@@ -27,7 +27,7 @@ use super::schema::{
     Commit, DEDUP, Job, MESSAGE_STATE, MESSAGES, META, Op, QUEUES, Row, SCHEMA_KEY, SCHEMA_VERSION,
     StoreError, TASKS, TOMBSTONES, UPGRADABLE_FROM, decode, redb_err,
 };
-use super::writer::{self, Reload, Shared, StoreHealth, WriterCtx};
+use super::writer::{self, Mode, Reload, Shared, Start, StoreHealth, WriterCtx};
 use crate::engine::metrics::EngineMetrics;
 
 /// Handle to the writer thread; `None` in memory mode, where ops are dropped.
@@ -63,12 +63,66 @@ impl Store {
             return Ok((store, Loaded::default()));
         };
         std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
-        probe_writable(d)?;
+        let probed = probe_writable(d);
         let path = d.join("localsqs.redb");
-        let (db, loaded) = open_and_load(&path, cache_bytes, faults.clone(), sink)?;
+        let (start, loaded) = match guarded(&path, || {
+            open_checked(&path, cache_bytes, faults.clone())
+        }) {
+            Ok(db) => {
+                let loaded = guarded(&path, || scan::load(&db, sink))?;
+                if health.mode() == Mode::Ready {
+                    // The file opened and took its start-up commit, but the directory refused a
+                    // test write, or the disk has no room for the reserve: a full disk. Keep
+                    // what room there is for receives and deletes until it has space.
+                    let full = match &probed {
+                        Err(p) => {
+                            writer::spend_reserve(&path);
+                            Some(p.to_string())
+                        }
+                        Ok(()) => writer::make_reserve(&path, faults.as_deref())
+                            .err()
+                            .map(|e| {
+                                format!(
+                                    "no room for the {} MiB reserve beside the data file: {e}",
+                                    writer::RESERVE >> 20
+                                )
+                            }),
+                    };
+                    if let Some(why) = full {
+                        tracing::warn!(reason = %why, "the disk is full: serving reads, receives and deletes only");
+                        health.set(Mode::Reserve, Some(why));
+                    }
+                }
+                (Start::Writable(Arc::new(db)), loaded)
+            }
+            Err(StoreError::Redb(why)) if std::fs::metadata(&path).is_ok_and(|m| m.len() > 0) => {
+                // The file cannot be written (a full disk, a read-only mount): serve what it
+                // holds, refuse writes, and keep trying (writer.rs).
+                let view = guarded(&path, || {
+                    let db = disk::open_read_only(&path, cache_bytes)
+                        .map_err(|e| StoreError::Redb(format!("{}: {e}", path.display())))?;
+                    init_schema(&db, &path)?;
+                    Ok(db)
+                })
+                .map_err(|_| StoreError::Redb(why.clone()))?;
+                let loaded = guarded(&path, || scan::load(&view, sink))?;
+                let reason = match probed {
+                    Err(p) => format!("{p}; storage error: {why}"),
+                    Ok(()) => format!("storage error: {why}"),
+                };
+                tracing::warn!(
+                    reason = %reason,
+                    "the data file cannot be written; serving reads, refusing writes until it can"
+                );
+                health.set(Mode::ReadOnly, Some(reason));
+                (Start::ReadOnly(Arc::new(view)), loaded)
+            }
+            Err(e) => return Err(probed.err().unwrap_or(e)),
+        };
         let (tx, rx) = mpsc::channel::<Job>();
-        let db = Arc::new(db);
-        shared.set_db(Some(Arc::clone(&db)));
+        shared.set_db(Some(match &start {
+            Start::Writable(db) | Start::ReadOnly(db) => Arc::clone(db),
+        }));
         let ctx = WriterCtx {
             shared: Arc::clone(&shared),
             purging: std::sync::Mutex::new(loaded.purges.clone()),
@@ -81,7 +135,7 @@ impl Store {
         };
         std::thread::Builder::new()
             .name("localsqs-writer".into())
-            .spawn(move || writer::run(db, &rx, &ctx))
+            .spawn(move || writer::run(start, &rx, &ctx))
             .map_err(|e| StoreError::Redb(e.to_string()))?;
         Ok((
             Store {
@@ -94,10 +148,21 @@ impl Store {
         ))
     }
 
-    /// Why the store cannot write right now, if it cannot (it is recovering).
+    /// What the store can do now: one atomic load.
     #[must_use]
-    pub fn failure(&self) -> Option<String> {
-        self.health.failure()
+    pub fn mode(&self) -> Mode {
+        self.health.mode()
+    }
+
+    /// Why the store is failing (the latest failure; empty once a commit succeeded).
+    #[must_use]
+    pub fn reason(&self) -> String {
+        self.health.reason()
+    }
+
+    /// Records a failure reported by a commit, when none is recorded yet.
+    pub fn note_reason(&self, reason: &str) {
+        self.health.set_reason(reason);
     }
 
     /// Whether commits reach the disk before they are acknowledged.
@@ -168,31 +233,35 @@ impl Store {
     }
 }
 
-/// Opens the file, checks the schema and reads everything back. redb can panic on some kinds of
-/// page corruption; that is turned into a clean `Corrupt` error instead of a crash.
-fn open_and_load(
+/// Runs `attempt`, turning a panic into a clean `Corrupt` error: redb can panic on some kinds of
+/// page corruption.
+fn guarded<T>(
     path: &Path,
-    cache_bytes: usize,
-    faults: Option<Arc<DiskFaults>>,
-    sink: &mut dyn FnMut(Row) -> Result<(), StoreError>,
-) -> Result<(Database, Loaded), StoreError> {
-    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
-        return Err(StoreError::Empty(path.to_owned()));
-    }
-    let attempt = || -> Result<(Database, Loaded), StoreError> {
-        let db = disk::open(path, cache_bytes, faults).map_err(|e| match e {
-            redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
-            other => StoreError::Redb(format!("{}: {other}", path.display())),
-        })?;
-        init_schema(&db, path)?;
-        let loaded = scan::load(&db, sink)?;
-        Ok((db, loaded))
-    };
+    attempt: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(attempt));
     std::panic::set_hook(hook);
     result.unwrap_or_else(|_| Err(StoreError::Corrupt(path.to_owned())))
+}
+
+/// Opens the file for writing and checks (or writes) the schema; nothing is read yet, so a
+/// failure here leaves the start-up load untouched.
+fn open_checked(
+    path: &Path,
+    cache_bytes: usize,
+    faults: Option<Arc<DiskFaults>>,
+) -> Result<Database, StoreError> {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        return Err(StoreError::Empty(path.to_owned()));
+    }
+    let db = disk::open(path, cache_bytes, faults).map_err(|e| match e {
+        redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Busy(path.to_owned()),
+        other => StoreError::Redb(format!("{}: {other}", path.display())),
+    })?;
+    init_schema(&db, path)?;
+    Ok(db)
 }
 
 fn probe_writable(dir: &Path) -> Result<(), StoreError> {

@@ -4,15 +4,18 @@
 //! commits once, then acknowledges each job (docs/architecture.md, "The group-commit writer").
 //!
 //! When a commit fails (a full disk, say), redb refuses further writes until the file is
-//! reopened, and memory now holds changes the disk does not. So the writer fails that batch,
-//! records the failure (the engine then answers SQS requests with 503 and `/health` reports not
-//! ready), and enters recovery: it fails queued jobs at once and, every half second, reopens
-//! the file and proves it writable. Once it is, the engine rebuilds its memory from the file,
-//! so memory equals disk again (nothing acknowledged lost, nothing unacknowledged kept), and
-//! the failure is cleared. No restart is needed.
+//! reopened, and memory now holds changes the disk does not. So the writer fails that batch
+//! (503 with the reason), records the failure (`Mode::Failed`: nothing is served for that
+//! moment) and enters recovery: it rebuilds memory from the file's last commit, read through a
+//! view that writes nothing (`Mode::ReadOnly`: reads are served), and every half second reopens
+//! the file for writing, spending the reserve it keeps beside it when the disk is full
+//! (`Mode::Reserve`: receives and deletes are served too, until the disk takes the reserve
+//! again). Memory equals disk throughout (nothing acknowledged lost, nothing unacknowledged
+//! kept), and `/health` says ready only once a commit, or a test write, has proved the disk
+//! writable (`Mode::Unproven` until then). No restart is needed (docs/operations.md).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, mpsc};
 use std::time::{Duration, Instant};
 
@@ -29,23 +32,130 @@ use crate::engine::metrics::EngineMetrics;
 /// How often a failed store tries to reopen its file.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
 
-/// The store's current failure, shared by the writer and the engine.
-#[derive(Debug, Default)]
+/// How much new data the disk must take, in a file of its own, before a store that has
+/// reopened its file after a failure reports ready with no commit of its own to show: redb
+/// writes a small commit into space the file already has, so reopening proves little.
+pub(crate) const SPACE_PROBE: usize = 1 << 20;
+
+/// The space the store keeps in reserve beside its data file (`localsqs.reserve`), written at
+/// start when the disk has room: when the disk fills up, the store removes it, so that redb
+/// can open the file for writing again and deletes can be committed (`Mode::Reserve`).
+pub(crate) const RESERVE: usize = 8 << 20;
+
+/// The reserve file beside the data file at `path`.
+pub(crate) fn reserve_path(path: &std::path::Path) -> PathBuf {
+    path.with_file_name("localsqs.reserve")
+}
+
+/// Makes the reserve, unless it is there already; a reserve that cannot be made whole is
+/// removed again (a part would only take space).
+pub(crate) fn make_reserve(
+    path: &std::path::Path,
+    faults: Option<&DiskFaults>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let reserve = reserve_path(path);
+    if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == RESERVE as u64) {
+        return Ok(());
+    }
+    if let Some(f) = faults {
+        f.check()?;
+    }
+    let made = std::fs::File::create(&reserve).and_then(|mut f| {
+        f.write_all(&vec![0u8; RESERVE])?;
+        f.sync_all()
+    });
+    if made.is_err() {
+        let _ = std::fs::remove_file(&reserve);
+    }
+    made
+}
+
+/// Removes the reserve; whether there was one.
+pub(crate) fn spend_reserve(path: &std::path::Path) -> bool {
+    let spent = std::fs::remove_file(reserve_path(path)).is_ok();
+    if spent {
+        tracing::warn!(
+            "the disk is full: spent the reserve; deletes are served, other writes refused until the disk has space"
+        );
+    }
+    spent
+}
+
+/// What the store can do now (docs/operations.md, "A full disk").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Commits succeed.
+    Ready = 0,
+    /// The file was opened for writing again after a failure, with the reserve still there:
+    /// requests are served, but `/health` says not ready until a commit has succeeded (or the
+    /// disk has taken a test write of [`SPACE_PROBE`]).
+    Unproven = 1,
+    /// The disk is full, and the store spent its reserve ([`RESERVE`], a file beside the data
+    /// file) to open the file for writing again, or found no room to make it: reads and what
+    /// consumes messages are served (receives, visibility changes, deletes, purges,
+    /// DeleteQueue, reset, the sweep of expired messages), sends and other writes are refused,
+    /// so that the reserve serves those, until the disk has space again (the reserve can be
+    /// made anew) and the store is `Ready`.
+    Reserve = 2,
+    /// The file cannot be written: memory holds its last committed state, read through a view
+    /// that writes nothing (`disk::open_read_only`). Reads are served, writes refused.
+    ReadOnly = 3,
+    /// A commit failed and memory may hold changes the disk refused: nothing is served until
+    /// memory is rebuilt from the file.
+    Failed = 4,
+}
+
+/// The store's mode and the latest failure, shared by the writer and the engine. The mode is
+/// one atomic, read by every request; the reason is locked only when the mode is not `Ready`.
+#[derive(Debug)]
 pub(crate) struct StoreHealth {
-    failure: Mutex<Option<String>>,
+    mode: AtomicU8,
+    reason: Mutex<String>,
+}
+
+impl Default for StoreHealth {
+    fn default() -> Self {
+        Self {
+            mode: AtomicU8::new(Mode::Ready as u8),
+            reason: Mutex::new(String::new()),
+        }
+    }
 }
 
 impl StoreHealth {
-    /// Why the store cannot write, if it cannot.
-    pub fn failure(&self) -> Option<String> {
-        self.failure
+    /// What the store can do now.
+    pub fn mode(&self) -> Mode {
+        match self.mode.load(Ordering::Acquire) {
+            0 => Mode::Ready,
+            1 => Mode::Unproven,
+            2 => Mode::Reserve,
+            3 => Mode::ReadOnly,
+            _ => Mode::Failed,
+        }
+    }
+
+    /// The latest failure (empty once a commit has succeeded).
+    pub fn reason(&self) -> String {
+        self.reason
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
 
-    fn set(&self, reason: Option<String>) {
-        *self.failure.lock().unwrap_or_else(PoisonError::into_inner) = reason;
+    /// Records why the store is failing (the mode is unchanged).
+    pub fn set_reason(&self, reason: impl Into<String>) {
+        *self.reason.lock().unwrap_or_else(PoisonError::into_inner) = reason.into();
+    }
+
+    /// Enters `mode`; the reason is set first, so whoever sees the mode finds its reason.
+    pub fn set(&self, mode: Mode, reason: Option<String>) {
+        if let Some(r) = reason {
+            self.set_reason(r);
+        } else if mode == Mode::Ready {
+            self.set_reason(String::new());
+        }
+        self.mode.store(mode as u8, Ordering::Release);
     }
 }
 
@@ -127,7 +237,28 @@ fn next_job(db: &Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<
             .first()
             .copied();
         let Some((id, below)) = pending else {
-            return rx.recv().ok();
+            if !matches!(ctx.health.mode(), Mode::Unproven | Mode::Reserve) {
+                return rx.recv().ok();
+            }
+            // Reopened after a failure, with no commit yet to prove the disk writable, or with
+            // the reserve spent: look for space while idle, so that readiness returns with no
+            // traffic to prove it.
+            match rx.recv_timeout(RETRY_EVERY) {
+                Ok(job) => return Some(job),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let proved = make_reserve(&ctx.path, ctx.faults.as_deref())
+                        .and_then(|()| space_probe(ctx));
+                    match proved {
+                        Ok(()) => {
+                            tracing::info!("the disk has space again; storage is ready");
+                            ctx.health.set(Mode::Ready, None);
+                        }
+                        Err(e) => ctx.health.set_reason(format!("storage error: {e}")),
+                    }
+                    continue;
+                }
+            }
         };
         match purge_step(db, id, below) {
             Ok(true) => {
@@ -182,8 +313,22 @@ fn purge_step(db: &Database, id: u64, below: u64) -> Result<bool, StoreError> {
     Ok(done)
 }
 
+/// How the writer starts: with the file open for writing, or with only a read-only view of it
+/// (a start on a full disk).
+pub(super) enum Start {
+    Writable(Arc<Database>),
+    ReadOnly(Arc<Database>),
+}
+
 /// The writer thread's loop.
-pub(super) fn run(mut db: Arc<Database>, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
+pub(super) fn run(start: Start, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) {
+    let mut db = match start {
+        Start::Writable(db) => db,
+        Start::ReadOnly(view) => match recover(rx, ctx, Some(view), false) {
+            Some(db) => db,
+            None => return,
+        },
+    };
     while let Some(first) = next_job(&db, rx, ctx) {
         let mut closing = first.close;
         let mut jobs = vec![first];
@@ -202,10 +347,15 @@ pub(super) fn run(mut db: Arc<Database>, rx: &mpsc::Receiver<Job>, ctx: &WriterC
             ctx.metrics.commits.inc();
             #[allow(clippy::cast_precision_loss)]
             ctx.metrics.commit_batch.observe(jobs.len() as f64);
-            apply(&db, &jobs, ctx).map_err(|e| {
+            let applied = apply(&db, &jobs, ctx).map_err(|e| {
                 tracing::error!(error = %e, "commit failed; storage is unavailable until it recovers");
                 e.to_string()
-            })
+            });
+            if applied.is_ok() && ctx.health.mode() == Mode::Unproven {
+                tracing::info!("a commit succeeded again; storage is ready");
+                ctx.health.set(Mode::Ready, None);
+            }
+            applied
         };
         if result.is_ok()
             && let Some(last) = jobs.last()
@@ -224,14 +374,14 @@ pub(super) fn run(mut db: Arc<Database>, rx: &mpsc::Receiver<Job>, ctx: &WriterC
         // Record the failure before anyone hears of it, so that a client told of the failed
         // commit already finds the store unavailable.
         if let Some(reason) = &failed {
-            ctx.health.set(Some(reason.clone()));
+            ctx.health.set(Mode::Failed, Some(reason.clone()));
         }
         for job in jobs {
             let _ = job.ack.send(result.clone());
         }
         if failed.is_some() {
             release(db, ctx);
-            match recover(rx, ctx) {
+            match recover(rx, ctx, None, true) {
                 Some(reopened) => db = reopened,
                 None => return,
             }
@@ -256,49 +406,139 @@ fn release(mut db: Arc<Database>, ctx: &WriterCtx) {
     }
 }
 
-/// Fails jobs until the file can be reopened and written, then reloads the engine from it.
-/// `None` when the store is closed meanwhile.
-fn recover(rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<Arc<Database>> {
+/// Until the file can be written again: tries to reopen it for writing at once and then every
+/// [`RETRY_EVERY`]; meanwhile rebuilds memory from the file's last commit, read through a view
+/// that writes nothing, so that reads are served (`ReadOnly`), and refuses writes. `view` is
+/// such a view already open; `dirty`, whether memory may hold changes the file does not.
+/// Answers the reopened database, with memory rebuilt from it (`Unproven`), or `None` when the
+/// store is closed meanwhile.
+fn recover(
+    rx: &mpsc::Receiver<Job>,
+    ctx: &WriterCtx,
+    mut view: Option<Arc<Database>>,
+    mut dirty: bool,
+) -> Option<Arc<Database>> {
+    let reload = |db: &Database| ctx.reload.get().map_or(Ok(()), |reload| reload(db));
     loop {
-        let deadline = Instant::now() + RETRY_EVERY;
-        loop {
-            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(job) if job.close => {
-                    let _ = job.ack.send(Ok(()));
-                    return None;
+        if dirty {
+            if view.is_none() {
+                match disk::open_read_only(&ctx.path, ctx.cache_bytes) {
+                    Ok(v) => view = Some(Arc::new(v)),
+                    Err(e) => tracing::warn!(error = %e, "the data file cannot be read either"),
                 }
-                Ok(job) => {
-                    let reason = ctx.health.failure().unwrap_or_default();
-                    let _ = job
-                        .ack
-                        .send(Err(format!("storage is unavailable: {reason}")));
+            }
+            if let Some(v) = &view {
+                match reload(v) {
+                    Ok(()) => {
+                        dirty = false;
+                        ctx.shared.set_db(Some(Arc::clone(v)));
+                        ctx.health.set(Mode::ReadOnly, None);
+                        tracing::warn!(
+                            reason = %ctx.health.reason(),
+                            "storage cannot be written; serving reads from the data file until it can"
+                        );
+                    }
+                    Err(e) => tracing::warn!(error = %e, "reading the data file"),
                 }
-                Err(mpsc::RecvTimeoutError::Timeout) => break,
-                Err(mpsc::RecvTimeoutError::Disconnected) => return None,
             }
         }
-        let reopened = disk::open(&ctx.path, ctx.cache_bytes, ctx.faults.clone())
-            .map_err(redb_err)
-            .and_then(|db| probe(&db).map(|()| db));
-        let db = match reopened {
-            Ok(db) => db,
+        if !refuse_jobs(rx, ctx, &mut dirty) {
+            if let Some(v) = view.take() {
+                release(v, ctx);
+            }
+            return None;
+        }
+        let reopen = || {
+            disk::open(&ctx.path, ctx.cache_bytes, ctx.faults.clone())
+                .map_err(redb_err)
+                .and_then(|db| probe(&db).map(|()| db))
+        };
+        let (db, spent) = match reopen() {
+            Ok(db) => (db, false),
+            // A full disk: the reserve makes room for redb to open the file, and for deletes.
+            Err(e) if spend_reserve(&ctx.path) => match reopen() {
+                Ok(db) => (db, true),
+                Err(again) => {
+                    ctx.health
+                        .set_reason(format!("{e}; with the reserve spent: {again}"));
+                    continue;
+                }
+            },
             Err(e) => {
-                ctx.health.set(Some(e.to_string()));
+                ctx.health.set_reason(e.to_string());
                 continue;
             }
         };
-        let reloaded = ctx.reload.get().map_or(Ok(()), |reload| reload(&db));
-        match reloaded {
+        if let Some(v) = view.take() {
+            release(v, ctx);
+        }
+        // Memory equals the file unless a refused write changed it since it was rebuilt.
+        match if dirty { reload(&db) } else { Ok(()) } {
             Ok(()) => {
-                tracing::info!("storage recovered; state reloaded from the data file");
+                tracing::info!("the data file is open for writing again");
                 let db = Arc::new(db);
                 ctx.shared.set_db(Some(Arc::clone(&db)));
-                ctx.health.set(None);
+                // Without its reserve the store keeps it for deletes until the disk has space.
+                let mode = if spent || !reserve_path(&ctx.path).exists() {
+                    Mode::Reserve
+                } else {
+                    Mode::Unproven
+                };
+                ctx.health.set(mode, None);
                 return Some(db);
             }
-            Err(e) => ctx.health.set(Some(e.to_string())),
+            Err(e) => {
+                // Memory may be half rebuilt: nothing is served until it is rebuilt again.
+                ctx.health.set(Mode::Failed, Some(e.to_string()));
+                dirty = true;
+            }
         }
     }
+}
+
+/// Answers the jobs that arrive within [`RETRY_EVERY`] while the file cannot be written: a job
+/// with ops fails (and, as memory now holds its changes, `dirty` is set and nothing is served
+/// until memory is rebuilt again); an empty one succeeds once memory equals the file, as there
+/// is nothing to write. `false` when the store is closed meanwhile (a close is acknowledged).
+fn refuse_jobs(rx: &mpsc::Receiver<Job>, ctx: &WriterCtx, dirty: &mut bool) -> bool {
+    let deadline = Instant::now() + RETRY_EVERY;
+    loop {
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(job) if job.close => {
+                let _ = job.ack.send(Ok(()));
+                return false;
+            }
+            Ok(job) if job.ops.is_empty() && !*dirty => {
+                let _ = job.ack.send(Ok(()));
+            }
+            Ok(job) => {
+                if !job.ops.is_empty() {
+                    *dirty = true;
+                    ctx.health.set(Mode::Failed, None);
+                }
+                let _ = job.ack.send(Err(ctx.health.reason()));
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => return true,
+            Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+        }
+    }
+}
+
+/// Proves that the disk takes new data: writes [`SPACE_PROBE`] bytes to a file of their own
+/// beside the data file, syncs and removes it.
+fn space_probe(ctx: &WriterCtx) -> std::io::Result<()> {
+    use std::io::Write;
+    if let Some(f) = &ctx.faults {
+        f.check()?;
+    }
+    let dir = ctx.path.parent().unwrap_or(std::path::Path::new("."));
+    let path = dir.join(".localsqs-space-probe");
+    let written = std::fs::File::create(&path).and_then(|mut f| {
+        f.write_all(&vec![0u8; SPACE_PROBE])?;
+        f.sync_all()
+    });
+    let _ = std::fs::remove_file(&path);
+    written
 }
 
 /// Proves the database writable with a durable commit.

@@ -14,6 +14,7 @@ use crate::command::{
     SetQueueAttributes, TagQueue, is_account_id,
 };
 use crate::engine::Engine;
+use crate::engine::StorageState;
 use crate::tools::clock::ControlledClock;
 use crate::tools::faults::Faults;
 use crate::tools::push::PushTargets;
@@ -73,7 +74,17 @@ impl Setup {
         clock: &ControlledClock,
         push: &PushTargets,
     ) -> Result<(), String> {
-        self.apply(engine).await?;
+        if let Err(e) = self.apply(engine).await {
+            // On a full disk the server still starts (and a reset still empties it): it serves
+            // what storage allows, and the declared queues that exist already.
+            if matches!(
+                engine.storage_state(),
+                StorageState::Ready | StorageState::Recovering(_)
+            ) {
+                return Err(e);
+            }
+            tracing::warn!(error = %e, "declared queues not applied: storage refuses writes");
+        }
         faults.clear();
         for rule in &self.fault {
             faults
@@ -84,7 +95,14 @@ impl Setup {
         if self.clock.freeze {
             clock.freeze();
         }
-        clock.advance_ms(self.clock.advance_seconds.saturating_mul(1000));
+        clock
+            .advance_ms(self.clock.advance_seconds.saturating_mul(1000))
+            .map_err(|e| {
+                format!(
+                    "[clock] advance_seconds = {}: {e}",
+                    self.clock.advance_seconds
+                )
+            })?;
         engine.wake_all();
         push.restore(
             self.queue

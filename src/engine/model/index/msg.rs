@@ -9,6 +9,7 @@
 
 use std::sync::Arc;
 
+use crate::engine::clock::{MAX_TIME_MS, TIME_MARGIN_MS};
 use crate::engine::store::packed::PackedRecord;
 use crate::engine::store::record::StateRecord;
 
@@ -27,8 +28,10 @@ pub(crate) enum Phase {
 const PHASE_BITS: u32 = 2;
 const DELAY_BITS: u32 = 16;
 const LOW_BITS: u32 = PHASE_BITS + DELAY_BITS;
-/// Largest send time a word holds (epoch ms: the year 4199). The index clamps later ones.
+/// Largest send time a word holds (epoch ms: the year 4199). The index clamps later ones; the
+/// engine never sends past [`MAX_TIME_MS`], which leaves room for the times it computes.
 pub(super) const MAX_SENT_MS: u64 = u64::MAX >> LOW_BITS;
+const _: () = assert!(MAX_TIME_MS + TIME_MARGIN_MS <= MAX_SENT_MS);
 /// Largest delay, in seconds, a word holds.
 const MAX_DELAY_S: u64 = (1 << DELAY_BITS) - 1;
 
