@@ -70,18 +70,6 @@ pub(crate) async fn accept_loop(
     let gauge = slots.gauge();
     let mut backoff = AcceptBackoff::new();
     loop {
-        // Hold a slot before accepting: past the cap (and its reserve), clients wait in the
-        // listen backlog, and the oldest parked long polls are answered to free slots.
-        let release = |n: usize| {
-            let released = front.engine.release_oldest_polls(n);
-            if released > 0 {
-                tracing::debug!(released, "slots full: answered the oldest long polls early");
-            }
-        };
-        let Some(permit) = slots.acquire(stop.clone(), release).await else {
-            break;
-        };
-        let reserved = permit.reserved();
         let accepted = tokio::select! {
             a = listener.accept() => a,
             _ = stop.changed() => break,
@@ -92,11 +80,24 @@ pub(crate) async fn accept_loop(
                 s
             }
             Err(e) => {
-                drop(permit);
                 backoff.failed(&e).await;
                 continue;
             }
         };
+        // A client is waiting: give it a slot. While none is free, no other connection is
+        // accepted (they wait in the listen backlog), the oldest parked long polls are
+        // answered to free slots, and health and admin requests may use the reserve.
+        let release = |n: usize| {
+            let released = front.engine.release_oldest_polls(n);
+            if released > 0 {
+                tracing::debug!(released, "slots full: answered the oldest long polls early");
+            }
+            released
+        };
+        let Some(permit) = slots.acquire(stop.clone(), release).await else {
+            break;
+        };
+        let reserved = permit.reserved();
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().ok();
         let activity = Activity::new(limits);

@@ -25,6 +25,9 @@ pub const RESERVE: usize = 32;
 const RELEASE_BATCH: usize = 64;
 /// At most one early release per this interval.
 const RELEASE_INTERVAL: Duration = Duration::from_millis(100);
+/// How long a new connection waits for a slot that released long polls are giving back,
+/// before it settles for the reserve.
+const RELEASED_WAIT: Duration = Duration::from_millis(200);
 
 /// The connection slots of one server.
 #[derive(Debug)]
@@ -94,12 +97,18 @@ impl Slots {
     pub(super) async fn acquire(
         &self,
         mut stop: watch::Receiver<bool>,
-        release: impl Fn(usize),
+        release: impl Fn(usize) -> usize,
     ) -> Option<Slot> {
         if let Ok(p) = Arc::clone(&self.main).try_acquire_owned() {
             return Some(Slot::Main(p));
         }
-        self.release_some(&release);
+        if self.release_some(&release) > 0 {
+            // The polls just answered close their connections: a slot is on its way.
+            let main = Arc::clone(&self.main).acquire_owned();
+            if let Ok(Ok(p)) = tokio::time::timeout(RELEASED_WAIT, main).await {
+                return Some(Slot::Main(p));
+            }
+        }
         if let Ok(p) = Arc::clone(&self.reserve).try_acquire_owned() {
             return Some(Slot::Reserve(p));
         }
@@ -108,12 +117,16 @@ impl Slots {
                 p = Arc::clone(&self.main).acquire_owned() => return p.ok().map(Slot::Main),
                 p = Arc::clone(&self.reserve).acquire_owned() => return p.ok().map(Slot::Reserve),
                 r = stop.changed() => if r.is_err() || *stop.borrow() { return None },
-                () = tokio::time::sleep(RELEASE_INTERVAL) => self.release_some(&release),
+                () = tokio::time::sleep(RELEASE_INTERVAL) => {
+                    self.release_some(&release);
+                }
             }
         }
     }
 
-    fn release_some(&self, release: &impl Fn(usize)) {
+    /// Asks `release` to answer some parked long polls early (at most once per
+    /// [`RELEASE_INTERVAL`]); how many it answered.
+    fn release_some(&self, release: &impl Fn(usize) -> usize) -> usize {
         let mut last = self
             .last_release
             .lock()
@@ -122,7 +135,9 @@ impl Slots {
         if last.is_none_or(|t| now.duration_since(t) >= RELEASE_INTERVAL) {
             *last = Some(now);
             drop(last);
-            release(RELEASE_BATCH);
+            release(RELEASE_BATCH)
+        } else {
+            0
         }
     }
 }

@@ -374,3 +374,71 @@ async fn under_sigv4_alone_admin_needs_a_signature() {
     assert_eq!(call(&s, "GET", "/health", &[], "").await.status, 200);
     s.shutdown().await;
 }
+
+/// Parks a long poll on its own connection; the connection stays open after the answer
+/// unless the server closes it.
+async fn parked_poll(addr: std::net::SocketAddr, url: &str) -> TcpStream {
+    let body = format!("{{\"QueueUrl\":\"{url}\",\"WaitTimeSeconds\":20}}");
+    let req = format!(
+        "POST / HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {JSON}\r\nX-Amz-Target: AmazonSQS.ReceiveMessage\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut s = TcpStream::connect(addr).await.expect("connects");
+    s.write_all(req.as_bytes()).await.expect("writes");
+    s
+}
+
+#[tokio::test]
+async fn parked_long_polls_give_their_slots_to_new_clients() {
+    let limits = ConnectionLimits {
+        idle_timeout: Duration::from_secs(600),
+        header_timeout: Duration::from_secs(600),
+        body_timeout: Duration::from_secs(600),
+        max_connections: 4,
+    };
+    let s = localsqs::Server::builder()
+        .limits(limits)
+        .start()
+        .await
+        .expect("starts");
+    let addr = s.local_addr();
+    // Created without a connection, so every slot is free for the polls.
+    let ctx = localsqs::command::RequestContext::new("http://h", s.engine().default_scope());
+    let c = localsqs::command::CreateQueue {
+        queue_name: "parked".into(),
+        ..localsqs::command::CreateQueue::default()
+    };
+    s.engine()
+        .execute(&ctx, localsqs::command::Command::CreateQueue(c))
+        .await
+        .expect("created");
+    let url = format!("http://{addr}/000000000000/parked");
+    let mut polls = Vec::new();
+    for n in 1..=4 {
+        polls.push(parked_poll(addr, &url).await);
+        let deadline = Instant::now() + GUARD;
+        while s.engine().parked_polls() < n {
+            assert!(Instant::now() < deadline, "poll {n} parked");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    // Every slot holds a parked poll: a new SQS client still gets a full answer, because the
+    // oldest polls are answered early (empty) and their connections closed.
+    let r = call(
+        &s,
+        "POST",
+        "/",
+        &[("Content-Type", FORM)],
+        "Action=ListQueues",
+    )
+    .await;
+    assert_eq!(r.status, 200, "{}", r.body);
+    let answer = read_status(&mut polls[0]).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(
+        answer.to_ascii_lowercase().contains("connection: close"),
+        "{answer}"
+    );
+    assert!(!answer.contains("\"Messages\""), "answered empty: {answer}");
+    s.shutdown().await;
+}
