@@ -20,8 +20,8 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
-ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer go-v1 go-v2 go-v2-current go-v2-proxy-query
-  php-asyncaws ruby-v1 boto2 aiobotocore boto3-faults boto3-faults-query boto3-scopes sigv4)
+ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer sqs-producer go-v1 go-v2 go-v2-current
+  go-v2-proxy-query php-asyncaws ruby-v1 boto2 aiobotocore boto3-faults boto3-faults-query boto3-scopes sigv4)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
 
@@ -233,7 +233,7 @@ log "== compat: installing pinned clients (in the background) and building the s
 wants boto3-current awscli boto3-faults boto3-scopes sigv4 && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
 wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants aiobotocore && start_setup venv-aio setup_venv aio "$HERE/requirements-aio.txt"
-wants js-v3 js-v2 sqs-consumer && start_setup npm setup_npm
+wants js-v3 js-v2 sqs-consumer sqs-producer && start_setup npm setup_npm
 wants go-v2-current go-v2-proxy-query && start_setup gomod setup_gomod
 DEBIAN_PKGS=()
 for c in "${CLIENTS[@]}"; do
@@ -348,6 +348,8 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=(node "$HERE/js/v2.js" --endpoint "$ENDPOINT") ;;
     sqs-consumer) DEP=npm; PROTO=JSON
       CMD=(node "$HERE/js/consumer.js" --endpoint "$ENDPOINT") ;;
+    sqs-producer) DEP=npm; PROTO=JSON
+      CMD=(node "$HERE/js/producer.js" --endpoint "$ENDPOINT") ;;
     *) return 1 ;;
   esac
 }
