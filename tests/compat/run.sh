@@ -174,15 +174,17 @@ setup_go() {
 # The Go clients from the Go module proxy: the same sources built in module mode with
 # -tags modproxy, by the machine's own Go (not Debian's 1.19), twice: go.mod/go.sum pin the
 # current aws-sdk-go-v2 (JSON), query.mod/query.sum service/sqs 1.26.0, the last Query release.
-# Modules go to the Go module cache (GOMODCACHE, by default ~/go/pkg/mod), builds to a cache
-# under target/compat-go/.
+# Modules go to the Go module cache (GOMODCACHE, by default ~/go/pkg/mod), builds to Go's build
+# cache (GOCACHE, by default ~/.cache/go-build).
 GO_MOD_CURRENT="$GO_OUT/localsqs-compat-go-current"
 GO_MOD_QUERY="$GO_OUT/localsqs-compat-go-proxy-query"
 setup_gomod() {
   mkdir -p "$GO_OUT"
   go version || return 1
+  # The default build cache and CGO_ENABLED=0, as .ci/run's go/ step: that step then finds
+  # aws-sdk-go-v2 (the same versions) compiled already.
   local env=(env GO111MODULE=on GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local GOTELEMETRY=off
-    CGO_ENABLED=0 GOCACHE="$GO_OUT/cache-mod")
+    CGO_ENABLED=0)
   if wants go-v2-current; then
     (cd "$HERE/go" && "${env[@]}" go build -tags modproxy -o "$GO_MOD_CURRENT" .) || return 1
     echo "go client built: $GO_MOD_CURRENT"
