@@ -68,7 +68,7 @@ say "running the tests in $run_dir"
 set +e
 (
     cd "$run_dir"
-    unset LOCALSQS_BINARY PYTEST_DISABLE_PLUGIN_AUTOLOAD PYTEST_ADDOPTS
+    unset LOCALSQS_BIN LOCALSQS_BINARY PYTEST_DISABLE_PLUGIN_AUTOLOAD PYTEST_ADDOPTS
     export PYTHONDONTWRITEBYTECODE=1
     export NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}"
     "$test_venv/bin/python" -m pytest -p no:cacheprovider -ra tests

@@ -14,6 +14,7 @@ def test_package_is_imported_from_the_environment_not_the_source_tree():
 
 
 def test_binary_is_installed_next_to_the_interpreter_and_found(monkeypatch):
+    monkeypatch.delenv("LOCALSQS_BIN", raising=False)
     monkeypatch.delenv("LOCALSQS_BINARY", raising=False)
     found = Path(localsqs.find_binary())
     assert found == Path(sysconfig.get_path("scripts")) / "localsqs"

@@ -161,12 +161,36 @@ def test_missing_binary_given_as_argument(tmp_path):
 
 
 def test_missing_binary_given_by_environment(monkeypatch, tmp_path):
+    monkeypatch.delenv("LOCALSQS_BIN", raising=False)
     monkeypatch.setenv("LOCALSQS_BINARY", str(tmp_path / "nope"))
     with pytest.raises(BinaryNotFoundError, match=r"\$LOCALSQS_BINARY"):
         Server().start()
 
 
+def test_LOCALSQS_BIN_comes_before_LOCALSQS_BINARY(monkeypatch, tmp_path):
+    # LOCALSQS_BIN is the name the Node, Go and Java helpers read too.
+    monkeypatch.delenv("LOCALSQS_BIN", raising=False)
+    monkeypatch.delenv("LOCALSQS_BINARY", raising=False)
+    real = localsqs.find_binary()
+    monkeypatch.setenv("LOCALSQS_BINARY", str(tmp_path / "not-this-one"))
+    monkeypatch.setenv("LOCALSQS_BIN", real)
+    assert localsqs.find_binary() == real
+    monkeypatch.setenv("LOCALSQS_BIN", str(tmp_path / "nope"))
+    with pytest.raises(BinaryNotFoundError, match=r"\$LOCALSQS_BIN "):
+        Server().start()
+
+
+def test_a_port_held_by_another_localsqs_is_an_error_not_a_silent_reuse():
+    with Server() as first:
+        second = Server(port=first.port)
+        with pytest.raises(ServerStartError, match="Address already in use"):
+            second.start()
+        assert not second.running
+        first.client().list_queues()  # the first one is untouched
+
+
 def test_binary_not_installed_anywhere(monkeypatch, tmp_path):
+    monkeypatch.delenv("LOCALSQS_BIN", raising=False)
     monkeypatch.delenv("LOCALSQS_BINARY", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.setattr(localsqs._server, "_candidate_dirs", lambda: [tmp_path])

@@ -4,8 +4,8 @@
 #   bash tests/compat/run.sh
 #
 # Builds the server (cargo build --release), installs every pinned client (three Python
-# virtualenvs, npm ci, Debian packages for the Go, PHP and Ruby SDKs, and builds the Go client
-# and, with Maven, the Java clients of java/),
+# virtualenvs, npm ci, Debian packages for the Go, PHP and Ruby SDKs, and builds the Go clients
+# from Debian's sources and from the Go module proxy, and, with Maven, the Java clients of java/),
 # starts the server on a free port, runs each client's scenario against it, stops the server,
 # and prints one PASS/FAIL line per client and a closing "N passed, M failed" line. Exits
 # non-zero if any client failed.
@@ -21,9 +21,9 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
-ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer go-v1 go-v2 php-asyncaws ruby-v1
-  boto2 aiobotocore java-sdk2 java-sdk2-async java-sdk2-query spring-cloud-aws jms
-  boto3-faults boto3-faults-query boto3-scopes sigv4)
+ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer sqs-producer go-v1 go-v2 go-v2-current
+  go-v2-proxy-query php-asyncaws ruby-v1 boto2 aiobotocore java-sdk2 java-sdk2-async java-sdk2-query
+  spring-cloud-aws jms boto3-faults boto3-faults-query boto3-scopes sigv4)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
 
@@ -200,6 +200,30 @@ setup_java() {
   echo "java clients: built"
 }
 
+# The Go clients from the Go module proxy: the same sources built in module mode with
+# -tags modproxy, by the machine's own Go (not Debian's 1.19), twice: go.mod/go.sum pin the
+# current aws-sdk-go-v2 (JSON), query.mod/query.sum service/sqs 1.26.0, the last Query release.
+# Modules go to the Go module cache (GOMODCACHE, by default ~/go/pkg/mod), builds to Go's build
+# cache (GOCACHE, by default ~/.cache/go-build).
+GO_MOD_CURRENT="$GO_OUT/localsqs-compat-go-current"
+GO_MOD_QUERY="$GO_OUT/localsqs-compat-go-proxy-query"
+setup_gomod() {
+  mkdir -p "$GO_OUT"
+  go version || return 1
+  # The default build cache and CGO_ENABLED=0, as .ci/run's go/ step: that step then finds
+  # aws-sdk-go-v2 (the same versions) compiled already.
+  local env=(env GO111MODULE=on GOFLAGS="-mod=readonly -buildvcs=false" GOTOOLCHAIN=local GOTELEMETRY=off
+    CGO_ENABLED=0)
+  if wants go-v2-current; then
+    (cd "$HERE/go" && "${env[@]}" go build -tags modproxy -o "$GO_MOD_CURRENT" .) || return 1
+    echo "go client built: $GO_MOD_CURRENT"
+  fi
+  if wants go-v2-proxy-query; then
+    (cd "$HERE/go" && "${env[@]}" go build -modfile=query.mod -tags modproxy -o "$GO_MOD_QUERY" .) || return 1
+    echo "go client built: $GO_MOD_QUERY"
+  fi
+}
+
 # Debian packages first, then (when a Go client is selected) the Go build: one background job
 # that reports as two setup steps, "debian" and "go".
 setup_debian_then_go() {
@@ -240,8 +264,9 @@ log "== compat: installing pinned clients (in the background) and building the s
 wants boto3-current awscli boto3-faults boto3-scopes sigv4 && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
 wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants aiobotocore && start_setup venv-aio setup_venv aio "$HERE/requirements-aio.txt"
-wants js-v3 js-v2 sqs-consumer && start_setup npm setup_npm
+wants js-v3 js-v2 sqs-consumer sqs-producer && start_setup npm setup_npm
 wants java-sdk2 java-sdk2-async java-sdk2-query spring-cloud-aws jms && start_setup java setup_java
+wants go-v2-current go-v2-proxy-query && start_setup gomod setup_gomod
 DEBIAN_PKGS=()
 for c in "${CLIENTS[@]}"; do
   for p in $(debian_packages_for "$c"); do
@@ -329,6 +354,10 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=("$GO_BIN" -sdk v1 -endpoint "$ENDPOINT" -name go-v1) ;;
     go-v2) DEP=go; PROTO=QUERY
       CMD=("$GO_BIN" -sdk v2 -endpoint "$ENDPOINT" -name go-v2) ;;
+    go-v2-current) DEP=gomod; PROTO=JSON
+      CMD=("$GO_MOD_CURRENT" -sdk v2 -protocol json -endpoint "$ENDPOINT" -name go-v2-current) ;;
+    go-v2-proxy-query) DEP=gomod; PROTO=QUERY
+      CMD=("$GO_MOD_QUERY" -sdk v2 -protocol query -endpoint "$ENDPOINT" -name go-v2-proxy-query) ;;
     php-asyncaws) DEP=debian; PROTO=QUERY
       CMD=(php "$HERE/php/asyncaws_scenario.php" --endpoint "$ENDPOINT" --name php-asyncaws) ;;
     ruby-v1) DEP=debian; PROTO=QUERY
@@ -360,6 +389,8 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=(java -cp "$(java_cp compat)" dev.localsqs.compat.spring.SpringMain --endpoint "$ENDPOINT" --name "$1") ;;
     jms) DEP=java; PROTO=JSON
       CMD=(java -cp "$(java_cp compat)" dev.localsqs.compat.jms.JmsMain --endpoint "$ENDPOINT" --name "$1") ;;
+    sqs-producer) DEP=npm; PROTO=JSON
+      CMD=(node "$HERE/js/producer.js" --endpoint "$ENDPOINT") ;;
     *) return 1 ;;
   esac
 }

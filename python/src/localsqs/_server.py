@@ -31,7 +31,13 @@ __all__ = [
 
 StrPath = Union[str, "os.PathLike[str]"]
 
-BINARY_ENV = "LOCALSQS_BINARY"
+# Environment variables that name the binary, the first one set wins. LOCALSQS_BIN is the name
+# the Node, Go and Java helpers read too; LOCALSQS_BINARY is this package's original one.
+BINARY_ENVS = ("LOCALSQS_BIN", "LOCALSQS_BINARY")
+BINARY_ENV = BINARY_ENVS[1]  # kept for code that imported it
+# A server whose log level hides its "localsqs is serving" line must have lived this long before
+# a /health answer is taken as its own (see Server._wait_healthy).
+_QUIET_GRACE = 0.5
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "000000000000"
 
@@ -87,13 +93,15 @@ def _is_executable(path: Path) -> bool:
 def find_binary(binary: Optional[StrPath] = None) -> str:
     """Return the path of the ``localsqs`` executable to run.
 
-    Order: the ``binary`` argument, then the ``LOCALSQS_BINARY`` environment variable, then the
-    scripts directory of the running interpreter (where ``pip install localsqs`` puts it), then
-    ``PATH``. Raises :class:`BinaryNotFoundError` with what was tried.
+    Order: the ``binary`` argument, then the ``LOCALSQS_BIN`` (or ``LOCALSQS_BINARY``)
+    environment variable, then the scripts directory of the running interpreter (where ``pip
+    install localsqs`` puts it), then ``PATH``. Raises :class:`BinaryNotFoundError` with what was
+    tried.
     """
-    if binary is not None or os.environ.get(BINARY_ENV):
-        source = "binary=" if binary is not None else f"${BINARY_ENV}"
-        raw = os.fspath(binary) if binary is not None else os.environ[BINARY_ENV]
+    env_name = next((name for name in BINARY_ENVS if os.environ.get(name)), None)
+    if binary is not None or env_name is not None:
+        source = "binary=" if binary is not None else f"${env_name}"
+        raw = os.fspath(binary) if binary is not None else os.environ[env_name]
         path = Path(raw)
         if not path.is_absolute() and os.sep not in raw:
             found = shutil.which(raw)
@@ -118,7 +126,7 @@ def find_binary(binary: Optional[StrPath] = None) -> str:
         "cannot find the localsqs binary (tried: "
         + ", ".join(tried)
         + f"). Install it with `pip install localsqs`, put it on PATH, or pass binary=... or "
-        f"set ${BINARY_ENV} to its path."
+        f"set ${BINARY_ENVS[0]} to its path."
     )
 
 
@@ -257,7 +265,8 @@ class Server:
 
     def _wait_healthy(self) -> None:
         assert self.process is not None
-        deadline = time.monotonic() + self.startup_timeout
+        started = time.monotonic()
+        deadline = started + self.startup_timeout
         last_error: Optional[BaseException] = None
         while True:
             code = self.process.poll()
@@ -269,7 +278,20 @@ class Server:
                 )
             try:
                 status, body = self._request("GET", "/health", timeout=1.0)
-                if status == 200 and json.loads(body or b"{}").get("ready", True):
+                # The answer must come from this child: another process may hold the port (a
+                # server left over on a fixed port), and this one is then about to fail to bind
+                # it. The child logs "localsqs is serving" once it listens; when its log level
+                # hides that line, it must have lived for a moment instead.
+                ours = (
+                    "localsqs is serving" in self.output()
+                    or time.monotonic() - started > _QUIET_GRACE
+                )
+                if (
+                    status == 200
+                    and json.loads(body or b"{}").get("ready", True)
+                    and ours
+                    and self.process.poll() is None
+                ):
                     return
             except (OSError, ValueError) as e:  # refused, reset, timeout, not JSON yet
                 last_error = e

@@ -83,6 +83,21 @@ var scenarioAttrs = map[string]attr{
 	"blob":      {DataType: "Binary", BinaryValue: []byte{0x00, 0x01, 0xfe, 0xff, 0x80, '\n', 0x7f}},
 }
 
+// attrsEqual compares attributes as the scenario describes them (both SDKs' shapes reduce to it).
+func attrsEqual(a, b map[string]attr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, x := range a {
+		y, ok := b[k]
+		if !ok || x.DataType != y.DataType || x.StringValue != y.StringValue ||
+			string(x.BinaryValue) != string(y.BinaryValue) {
+			return false
+		}
+	}
+	return true
+}
+
 const scenarioBody = "hello <localsqs> & \"friends\" \u00e9"
 const nonExistent = "AWS.SimpleQueueService.NonExistentQueue"
 

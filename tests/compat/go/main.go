@@ -1,13 +1,20 @@
 // The compatibility scenario for the AWS SDK for Go, v1 (github.com/aws/aws-sdk-go) and v2
-// (github.com/aws/aws-sdk-go-v2), as Debian packages them. Built by tests/compat/run.sh in
-// GOPATH mode against /usr/share/gocode (no module proxy), and run as
+// (github.com/aws/aws-sdk-go-v2). Built by tests/compat/run.sh three ways:
+//
+//   - in GOPATH mode against Debian's packaged sources in /usr/share/gocode (no module proxy):
+//     v1 1.44.133 and v2 with service/sqs 1.19.12, both speaking the AWS Query protocol;
+//   - in module mode with -tags modproxy and go.mod: the current v2 from the Go module proxy,
+//     which speaks AWS JSON 1.0;
+//   - the same with -modfile=query.mod: service/sqs 1.26.0, the last v2 release on Query.
+//
+// and run as
 //
 //	localsqs-compat-go -sdk v1 -endpoint http://127.0.0.1:PORT -name go-v1
 //	localsqs-compat-go -sdk v2 -endpoint http://127.0.0.1:PORT -name go-v2
+//	localsqs-compat-go-current -sdk v2 -protocol json -endpoint ... -name go-v2-current
 //
-// Both SDK versions as packaged speak the AWS Query protocol to SQS; every request is recorded
-// by an http.RoundTripper and the run fails if any used another protocol. Exit status 0 means
-// every step passed.
+// Every request is recorded by an http.RoundTripper and the run fails if any used another
+// protocol than -protocol. Exit status 0 means every step passed.
 package main
 
 import (
@@ -15,6 +22,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sort"
 	"strings"
 )
 
@@ -32,17 +40,13 @@ func main() {
 	httpClient := &http.Client{Transport: rec}
 	prefix := fmt.Sprintf("compat-%s-%d", *name, os.Getpid())
 	r := &runner{}
-	var steps []namedStep
-	switch *sdk {
-	case "v1":
-		steps = newV1(*endpoint, prefix, httpClient, r).steps()
-	case "v2":
-		steps = newV2(*endpoint, prefix, httpClient, r).steps()
-	default:
-		fmt.Fprintln(os.Stderr, "unknown -sdk", *sdk)
+	scenario, ok := scenarios[*sdk]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "-sdk %s is not built into this binary (it has %v)\n", *sdk, sdkNames())
 		os.Exit(2)
 	}
-	fmt.Printf("%s: %s, protocol expected %s\n", *name, sdkVersion(*sdk), strings.ToUpper(*protocol))
+	steps := scenario(*endpoint, prefix, *protocol, httpClient, r)
+	fmt.Printf("%s: %s, protocol expected %s\n", *name, versions[*sdk](), strings.ToUpper(*protocol))
 	for i, s := range steps {
 		if i > 0 && len(r.failures) > 0 && r.failures[0] == steps[0].title {
 			break // nothing to run against without the queues
@@ -63,9 +67,18 @@ type namedStep struct {
 	fn    func()
 }
 
-func sdkVersion(sdk string) string {
-	if sdk == "v1" {
-		return v1Version()
+// The SDKs built into this binary, registered by v1.go and v2.go: their scenario's steps and
+// their version line.
+var (
+	scenarios = map[string]func(endpoint, prefix, protocol string, httpClient *http.Client, r *runner) []namedStep{}
+	versions  = map[string]func() string{}
+)
+
+func sdkNames() []string {
+	names := []string{}
+	for n := range scenarios {
+		names = append(names, n)
 	}
-	return v2Version()
+	sort.Strings(names)
+	return names
 }

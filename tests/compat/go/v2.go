@@ -1,10 +1,13 @@
-// The scenario through the AWS SDK for Go v2 (service/sqs 1.19.x as Debian packages it speaks
-// the Query protocol; the SDK checks body MD5s of SendMessage, SendMessageBatch and
-// ReceiveMessage itself, in cust_checksum_validation.go).
+// The scenario through the AWS SDK for Go v2, compiled against three releases of it: Debian's
+// (service/sqs 1.19.12, Query; v2_debian.go), and two from the Go module proxy (v2_modproxy.go):
+// the current one (JSON; go.mod) and the last that spoke Query (service/sqs 1.26.0; query.mod).
+// The SDK checks body MD5s of SendMessage, SendMessageBatch and ReceiveMessage itself, in
+// cust_checksum_validation.go; attribute MD5s are checked here.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,16 +18,20 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
-	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
 )
 
-const v2SqsModuleVersion = "1.19.12" // service/sqs go_module_metadata.go in the Debian package
-
-func v2Version() string {
-	return "aws-sdk-go-v2 " + aws.SDKVersion + " (service/sqs " + v2SqsModuleVersion + ")"
+func init() {
+	scenarios["v2"] = func(endpoint, prefix, protocol string, httpClient *http.Client, r *runner) []namedStep {
+		s := newV2(endpoint, prefix, httpClient, r)
+		s.json = protocol == "json"
+		return s.steps()
+	}
+	versions["v2"] = func() string {
+		return "aws-sdk-go-v2 " + aws.SDKVersion + " (service/sqs " + v2SqsModuleVersion() + ")"
+	}
 }
 
 type v2Scenario struct {
@@ -33,17 +40,15 @@ type v2Scenario struct {
 	prefix    string
 	r         *runner
 	std, fifo string
+	dlq, src  string // the dead-letter step's queues
+	// json: the SDK speaks AWS JSON 1.0, whose SQS model lists QueueDoesNotExist for every
+	// operation on a queue URL (the Query-era model: GetQueueUrl, ListDeadLetterSourceQueues and
+	// PurgeQueue only).
+	json bool
 }
 
 func newV2(endpoint, prefix string, httpClient *http.Client, r *runner) *v2Scenario {
-	client := sqs.New(sqs.Options{
-		Region:           "us-east-1",
-		Credentials:      credentials.NewStaticCredentialsProvider("test", "test", ""),
-		EndpointResolver: sqs.EndpointResolverFromURL(endpoint),
-		HTTPClient:       httpClient,
-		Retryer:          aws.NopRetryer{},
-	})
-	return &v2Scenario{sqs: client, ctx: context.Background(), prefix: prefix, r: r}
+	return &v2Scenario{sqs: newV2Client(endpoint, httpClient), ctx: context.Background(), prefix: prefix, r: r}
 }
 
 func (s *v2Scenario) steps() []namedStep {
@@ -54,6 +59,7 @@ func (s *v2Scenario) steps() []namedStep {
 		{"long poll woken by send", s.longPoll},
 		{"change visibility", s.changeVisibility},
 		{"fifo order + dedup", s.fifoOrder},
+		{"dead-letter redrive", s.deadLetterQueue},
 		{"tags", s.tags},
 		{"purge", s.purge},
 		{"queue attributes", s.queueAttributes},
@@ -296,6 +302,42 @@ func (s *v2Scenario) fifoOrder() {
 	check(fmt.Sprint(bodies) == "[f-0 f-1 f-3]", "fifo bodies %v", bodies)
 }
 
+func (s *v2Scenario) arn(url string) string {
+	out, err := s.sqs.GetQueueAttributes(s.ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(url),
+		AttributeNames: names("QueueArn")})
+	must(err, "GetQueueAttributes QueueArn")
+	return out.Attributes["QueueArn"]
+}
+
+// deadLetterQueue: maxReceiveCount 1 and VisibilityTimeout 0, so the second receive moves the
+// message; it arrives in the DLQ with its MessageId, and ListDeadLetterSourceQueues names the
+// source (python/boto3_scenario.py's step).
+func (s *v2Scenario) deadLetterQueue() {
+	s.dlq = s.queue("dlq", nil)
+	policy := fmt.Sprintf(`{"deadLetterTargetArn":%q,"maxReceiveCount":1}`, s.arn(s.dlq))
+	s.src = s.queue("src", map[string]string{"VisibilityTimeout": "0", "RedrivePolicy": policy})
+	out, err := s.sqs.GetQueueAttributes(s.ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(s.src),
+		AttributeNames: names("RedrivePolicy")})
+	must(err, "GetQueueAttributes RedrivePolicy")
+	var rp struct {
+		Target string      `json:"deadLetterTargetArn"`
+		Max    json.Number `json:"maxReceiveCount"`
+	}
+	must(json.Unmarshal([]byte(out.Attributes["RedrivePolicy"]), &rp), "RedrivePolicy JSON")
+	check(rp.Target == s.arn(s.dlq) && rp.Max.String() == "1", "RedrivePolicy %s", out.Attributes["RedrivePolicy"])
+	sent := s.send(s.src, "poison")
+	first := s.receive(s.src, sqs.ReceiveMessageInput{})
+	check(len(first) == 1 && aws.ToString(first[0].Body) == "poison", "first receive %v", first)
+	second := s.receive(s.src, sqs.ReceiveMessageInput{})
+	check(len(second) == 0, "second receive should have moved the message: %v", second)
+	moved := s.receive(s.dlq, sqs.ReceiveMessageInput{WaitTimeSeconds: 2})
+	check(len(moved) == 1 && aws.ToString(moved[0].MessageId) == aws.ToString(sent.MessageId),
+		"dead-letter queue %v", moved)
+	sources, err := s.sqs.ListDeadLetterSourceQueues(s.ctx, &sqs.ListDeadLetterSourceQueuesInput{QueueUrl: aws.String(s.dlq)})
+	must(err, "ListDeadLetterSourceQueues")
+	check(fmt.Sprint(sources.QueueUrls) == fmt.Sprint([]string{s.src}), "sources %v", sources.QueueUrls)
+}
+
 func (s *v2Scenario) tags() {
 	_, err := s.sqs.TagQueue(s.ctx, &sqs.TagQueueInput{QueueUrl: aws.String(s.std),
 		Tags: map[string]string{"env": "test", "team": "core"}})
@@ -354,9 +396,10 @@ func (s *v2Scenario) queueAttributes() {
 }
 
 // v2CheckMissing: the code through smithy.APIError, HTTP 400 and, for the operations whose
-// model lists it (GetQueueUrl, ListDeadLetterSourceQueues and PurgeQueue in this SDK version;
-// not SendMessage or GetQueueAttributes), the modeled *types.QueueDoesNotExist. (This SDK version's Query deserializer drops
-// the message of modeled errors, so only the generic error carries the text.)
+// model lists it (in the Query-era SDKs GetQueueUrl, ListDeadLetterSourceQueues and PurgeQueue,
+// not SendMessage or GetQueueAttributes; in the JSON ones all of them), the modeled
+// *types.QueueDoesNotExist. (The Query deserializer of 1.19 drops the message of modeled
+// errors, so only the generic error carries the text.)
 func v2CheckMissing(err error, what string, modeled bool) {
 	check(err != nil, "%s of a missing queue succeeded", what)
 	if modeled {
@@ -376,11 +419,14 @@ func (s *v2Scenario) missingQueue() {
 	fmt.Printf("       caught *types.QueueDoesNotExist: %v\n", err)
 	_, err = s.sqs.SendMessage(s.ctx, &sqs.SendMessageInput{QueueUrl: aws.String(strings.Replace(s.std, "-std", "-nope", 1)),
 		MessageBody: aws.String("x")})
-	v2CheckMissing(err, "SendMessage", false)
+	v2CheckMissing(err, "SendMessage", s.json)
 }
 
 func (s *v2Scenario) deleteQueues() {
-	for _, u := range []string{s.std, s.fifo} {
+	for _, u := range []string{s.std, s.fifo, s.dlq, s.src} {
+		if u == "" {
+			continue
+		}
 		_, err := s.sqs.DeleteQueue(s.ctx, &sqs.DeleteQueueInput{QueueUrl: aws.String(u)})
 		must(err, "DeleteQueue")
 	}
@@ -389,5 +435,5 @@ func (s *v2Scenario) deleteQueues() {
 	check(len(out.QueueUrls) == 0, "queues left: %v", out.QueueUrls)
 	_, err = s.sqs.GetQueueAttributes(s.ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(s.std),
 		AttributeNames: names("All")})
-	v2CheckMissing(err, "GetQueueAttributes of a deleted queue", false)
+	v2CheckMissing(err, "GetQueueAttributes of a deleted queue", s.json)
 }

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package localsqstest
+
+import "os/exec"
+
+func setParentDeathSignal(*exec.Cmd) {}
