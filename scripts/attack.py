@@ -159,8 +159,20 @@ def normal_request(port):
     return time.monotonic() - started, ok
 
 
-async def slots(binary):
+async def swarm(kind, port, n, url):
+    stop = asyncio.Event()
+    if kind == "trickle":
+        tasks = [asyncio.create_task(trickler(port, stop)) for _ in range(n)]
+    else:
+        tasks = [asyncio.create_task(poller(port, url, stop)) for _ in range(n)]
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def slots(binary):
+    """The attackers run in processes of their own, so the normal client is never starved by
+    the attack's own event loop."""
     proc, port = start(binary)
+    attackers = []
     try:
         create = urllib.request.Request(
             "http://127.0.0.1:%d/" % port, data=b'{"QueueName":"parked"}', method="POST",
@@ -168,38 +180,47 @@ async def slots(binary):
                      "X-Amz-Target": "AmazonSQS.CreateQueue"})
         with urllib.request.urlopen(create) as r:
             url = r.read().decode().split('"QueueUrl":"')[1].split('"')[0]
-        stop = asyncio.Event()
-        tasks = [asyncio.create_task(trickler(port, stop)) for _ in range(4500)]
-        tasks += [asyncio.create_task(poller(port, url, stop)) for _ in range(5000)]
-        await asyncio.sleep(5)
-        loop = asyncio.get_running_loop()
+        me = os.path.abspath(__file__)
+        for kind, n in (("trickle", 4500), ("poll", 5000)):
+            attackers.append(subprocess.Popen(
+                ["python3", me, "_swarm", "--kind", kind, "--port", str(port), "--n", str(n),
+                 "--url", url]))
+        time.sleep(10)
         times, failures = [], 0
         end = time.monotonic() + 40
         while time.monotonic() < end:
-            t, ok = await loop.run_in_executor(None, normal_request, port)
+            t, ok = normal_request(port)
             times.append(t)
             failures += 0 if ok else 1
-            await asyncio.sleep(0.2)
-        stop.set()
-        for t in tasks:
-            t.cancel()
+            time.sleep(0.2)
         times.sort()
         p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
         print("slots: %d answers to the normal client in 40 s, %d failed; median %.3f s, "
-              "p99 %.3f s, worst %.3f s; %d within 1 s"
+              "p99 %.3f s, worst %.3f s; %d within 1 s; server RSS %.1f MiB"
               % (len(times), failures, statistics.median(times), p99, times[-1],
-                 sum(1 for t in times if t <= 1.0)))
+                 sum(1 for t in times if t <= 1.0), rss_mib(proc.pid)))
     finally:
+        for a in attackers:
+            a.kill()
         proc.terminate()
         proc.wait(timeout=60)
 
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("attack", choices=["bodies", "slots"])
+    p.add_argument("attack", choices=["bodies", "slots", "_swarm"])
     p.add_argument("--binary", default=os.path.join("target", "release", "localsqs"))
+    p.add_argument("--kind")
+    p.add_argument("--port", type=int)
+    p.add_argument("--n", type=int)
+    p.add_argument("--url")
     a = p.parse_args()
-    asyncio.run(bodies(a.binary) if a.attack == "bodies" else slots(a.binary))
+    if a.attack == "bodies":
+        asyncio.run(bodies(a.binary))
+    elif a.attack == "slots":
+        slots(a.binary)
+    else:
+        asyncio.run(swarm(a.kind, a.port, a.n, a.url))
 
 
 if __name__ == "__main__":
