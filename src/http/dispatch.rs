@@ -172,9 +172,16 @@ async fn execute(
     req: &WireRequest<'_>,
     request_id: &str,
 ) -> (WireResponse, Option<String>, Option<ErrorCode>) {
-    // The service is chosen before the body is decoded; SQS is the only one so far.
+    // The service is chosen before the body is decoded.
     let decoded = match wire::Api::detect(req) {
         wire::Api::Sqs => wire::sqs::decode(req, request_id),
+        wire::Api::Sns => {
+            return (
+                super::sns::execute(front, req, request_id).await,
+                None,
+                None,
+            );
+        }
     };
     let mut d = match decoded {
         Err(rejected) => return (rejected, None, None),

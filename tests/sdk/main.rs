@@ -30,6 +30,7 @@ mod redrive;
 mod redrive_arn;
 mod scopes;
 mod settled;
+mod sns;
 mod validation;
 mod visibility;
 mod wakeups;

@@ -9,6 +9,7 @@ use foldhash::HashMap;
 
 use super::queue::Queue;
 use super::task::Task;
+use super::topics::Topics;
 use crate::command::Scope;
 use crate::engine::store::cache::BodyCache;
 use crate::engine::store::packed::PackedRecord;
@@ -31,6 +32,8 @@ pub(crate) struct Registry {
     tasks: Vec<Task>,
     /// Durable mode: the records kept in memory (`store/cache.rs`).
     cache: BodyCache,
+    /// SNS's topics and subscriptions.
+    topics: Topics,
 }
 
 impl Registry {
@@ -43,6 +46,7 @@ impl Registry {
             tombstones: HashMap::default(),
             tasks: Vec::new(),
             cache: BodyCache::new(cache_bytes),
+            topics: Topics::default(),
         }
     }
 
@@ -214,5 +218,16 @@ impl Registry {
         self.by_name.clear();
         self.tombstones.clear();
         self.tasks.clear();
+        self.topics.clear();
+    }
+
+    /// SNS's topics.
+    pub fn topics(&self) -> &Topics {
+        &self.topics
+    }
+
+    /// SNS's topics, to change them.
+    pub fn topics_mut(&mut self) -> &mut Topics {
+        &mut self.topics
     }
 }
