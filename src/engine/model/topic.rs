@@ -11,7 +11,7 @@ use foldhash::HashMap;
 use crate::command::Scope;
 use crate::command::sns::filter::FilterPolicy;
 use crate::engine::store::record::ScopeRecord;
-use crate::engine::store::sns::{SnsDedupRecord, SnsOp, SubscriptionRecord, TopicRecord};
+use crate::engine::store::sns_record::{SnsDedupRecord, SnsOp, SubscriptionRecord, TopicRecord};
 
 /// A FIFO topic's first sequence number is above this (§2, [V] values; the counter reading
 /// is [E]).

@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 
 use super::packed::PackedRecord;
 use super::record::{self, DedupRecord, IndexFields, QueueRecord, StateRecord, TaskRecord};
-use super::sns::SnsOp;
+use super::sns_record::SnsOp;
 
 /// Schema version and other small settings, by name.
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");

@@ -3,13 +3,12 @@
 //! file written before SNS existed (schema 2 or 3) has none of them; opening it creates them
 //! empty. Like `record.rs`, these types are the on-disk format: postcard, fields by position.
 
-use std::collections::BTreeMap;
-
 use redb::{ReadableDatabase, ReadableTable, TableDefinition, WriteTransaction};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use super::record::{ScopeRecord, decode, encode};
+use super::record::{decode, encode};
 use super::schema::{StoreError, redb_err};
+use super::sns_record::{SnsDedupRecord, SnsOp, SubscriptionRecord, TopicRecord};
 
 /// Topic ARN → [`TopicRecord`].
 pub(super) const TOPICS: TableDefinition<&str, &[u8]> = TableDefinition::new("sns_topics");
@@ -19,75 +18,6 @@ pub(super) const SUBSCRIPTIONS: TableDefinition<&str, &[u8]> =
 /// (topic ARN, deduplication id) → [`SnsDedupRecord`].
 pub(super) const SNS_DEDUP: TableDefinition<(&str, &str), &[u8]> =
     TableDefinition::new("sns_dedup");
-
-/// A topic (table `sns_topics`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct TopicRecord {
-    /// Topic name.
-    pub name: String,
-    /// Account and region.
-    pub scope: ScopeRecord,
-    /// FIFO or standard.
-    pub fifo: bool,
-    /// Set attributes by their API names, as GetTopicAttributes shows them.
-    pub attributes: BTreeMap<String, String>,
-    /// Tags.
-    pub tags: BTreeMap<String, String>,
-    /// FIFO: the next sequence number is above this one (kept when deduplication entries,
-    /// which also carry it, expire).
-    pub last_sequence: u128,
-    /// Subscriptions deleted so far (`SubscriptionsDeleted`).
-    pub deleted_subscriptions: u64,
-}
-
-/// A subscription (table `sns_subscriptions`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct SubscriptionRecord {
-    /// The topic's ARN.
-    pub topic_arn: String,
-    /// Protocol.
-    pub protocol: String,
-    /// Endpoint.
-    pub endpoint: String,
-    /// The subscriber's account.
-    pub owner: String,
-    /// Set attributes by their API names.
-    pub attributes: BTreeMap<String, String>,
-    /// Waiting for confirmation: the token that confirms it.
-    pub pending_token: Option<String>,
-    /// `ConfirmationWasAuthenticated`.
-    pub authenticated: bool,
-    /// Subscribe order within the topic (deliveries follow it).
-    pub order: u64,
-}
-
-/// A FIFO topic's remembered publish (table `sns_dedup`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct SnsDedupRecord {
-    /// End of the window (epoch ms).
-    pub expires_ms: u64,
-    /// The original's message id.
-    pub message_id: String,
-    /// The original's sequence number.
-    pub sequence_number: u128,
-}
-
-/// One change to SNS's tables.
-#[derive(Debug)]
-pub(crate) enum SnsOp {
-    /// Insert or replace a topic.
-    PutTopic(String, TopicRecord),
-    /// Remove a topic and its deduplication entries (its subscriptions go by their own ops).
-    DeleteTopic(String),
-    /// Insert or replace a subscription.
-    PutSubscription(String, SubscriptionRecord),
-    /// Remove a subscription.
-    DeleteSubscription(String),
-    /// Insert or replace a deduplication entry.
-    PutDedup(String, String, SnsDedupRecord),
-    /// Remove a deduplication entry.
-    DeleteDedup(String, String),
-}
 
 /// What SNS's tables hold, read back at start-up.
 #[derive(Debug, Default)]
@@ -212,7 +142,10 @@ pub(super) fn load(db: &redb::Database) -> Result<LoadedSns, StoreError> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
+    use crate::engine::store::record::ScopeRecord;
 
     /// The bytes schema 4 writes. If this fails, the on-disk format changed: restore it, or
     /// bump `SCHEMA_VERSION` and update docs/storage.md.

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 
 use serde_json::{Map, Value};
 
-use super::{Field, FilterPolicy, Lit, Matcher, NumOp, Pattern};
+use super::types::{Field, FilterPolicy, Lit, Matcher, NumOp, Pattern};
 
 /// Most top-level keys (§8.3).
 const MAX_KEYS: usize = 5;

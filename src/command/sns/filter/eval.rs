@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use serde_json::Value;
 
-use super::{Field, FilterPolicy, Lit, Matcher, NumOp, Pattern};
+use super::types::{Field, FilterPolicy, Lit, Matcher, NumOp, Pattern};
 use crate::command::MessageAttributes;
 use crate::command::sns::validate::base_type;
 

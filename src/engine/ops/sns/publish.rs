@@ -18,7 +18,7 @@ use crate::engine::model::outbox::SnsDelivery;
 use crate::engine::model::topic::DEDUP_WINDOW_MS;
 use crate::engine::ops::prepare::Prepared;
 use crate::engine::store::schema::Op;
-use crate::engine::store::sns::{SnsDedupRecord, SnsOp};
+use crate::engine::store::sns_record::{SnsDedupRecord, SnsOp};
 
 /// A message checked as far as it can be without its topic.
 struct Checked {

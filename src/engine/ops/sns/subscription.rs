@@ -17,7 +17,7 @@ use crate::engine::handle::Engine;
 use crate::engine::model::outbox::{SnsDelivery, SnsTarget};
 use crate::engine::model::topic::{Subscription, Topic};
 use crate::engine::store::schema::Op;
-use crate::engine::store::sns::SnsOp;
+use crate::engine::store::sns_record::SnsOp;
 
 /// Most subscriptions per topic ([E]: AWS allows 12.5 million; memory here is bounded).
 const MAX_SUBSCRIPTIONS: usize = 100_000;

@@ -14,7 +14,7 @@ use crate::command::{Pairs, RequestContext};
 use crate::engine::handle::Engine;
 use crate::engine::model::topic::Topic;
 use crate::engine::store::schema::Op;
-use crate::engine::store::sns::SnsOp;
+use crate::engine::store::sns_record::SnsOp;
 
 /// Most topics the server holds (AWS: 100,000 standard per account, [D]).
 const MAX_TOPICS: usize = 100_000;
