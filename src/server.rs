@@ -12,6 +12,7 @@ use tokio::task::JoinHandle;
 
 use crate::admin::state::Admin;
 use crate::command::hooks::Hook;
+use crate::command::sns::envelope::SnsSigner;
 use crate::config::ServerOptions;
 use crate::engine::{
     Clock, DiskFaults, Engine, EngineOptions, IdGen, RandomIds, ReceiveOrder, SystemClock,
@@ -27,6 +28,7 @@ use crate::tools::faults::{FaultRule, Faults};
 use crate::tools::metrics::Metrics;
 use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
+use crate::tools::sns::signing::Signer;
 
 /// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
 /// `ThreadedMotoServer` and ElasticMQ's `withDynamicPort`.
@@ -213,8 +215,14 @@ impl Server {
         let clock = Arc::new(ControlledClock::new(self.clock));
         let faults = Arc::new(Faults::new());
         // Fault rules' `reorder` decides the order of a standard queue's receive.
+        // SNS envelopes are signed with the server's test key unless the caller brought a signer.
+        let sns_signer = match engine_options.sns_signer.clone() {
+            Some(s) => s,
+            None => Arc::new(Signer::new()?) as Arc<dyn SnsSigner>,
+        };
         let engine_options = EngineOptions {
             receive_order: Some(Arc::clone(&faults) as Arc<dyn ReceiveOrder>),
+            sns_signer: Some(sns_signer),
             ..engine_options
         };
         let engine = Engine::open(

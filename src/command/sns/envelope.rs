@@ -18,6 +18,8 @@ pub trait SnsSigner: Send + Sync + std::fmt::Debug {
     fn sign(&self, version: u8, text: &[u8]) -> String;
     /// The path the signing certificate is served at (`/SimpleNotificationService-<hex>.pem`).
     fn cert_path(&self) -> &str;
+    /// The certificate, PEM.
+    fn cert_pem(&self) -> &str;
 }
 
 /// `SenderId` of the messages SNS sends into queues (§7.4, [V] us-east-1).

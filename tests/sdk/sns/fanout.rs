@@ -57,7 +57,19 @@ async fn a_publish_reaches_every_queue_as_an_envelope_or_raw() {
         Some(344),
         "a 2048-bit RSA signature"
     );
-    assert!(v["SigningCertURL"].as_str().unwrap().ends_with(".pem"));
+    let cert_url = v["SigningCertURL"].as_str().unwrap();
+    let cert_path = cert_url
+        .strip_prefix(&t.server.endpoint())
+        .expect("served here");
+    let cert = crate::http::get(t.server.local_addr(), cert_path, &[])
+        .await
+        .unwrap();
+    assert_eq!(cert.status, 200);
+    assert!(
+        cert.body.starts_with("-----BEGIN CERTIFICATE-----"),
+        "{}",
+        cert.body
+    );
     assert_eq!(
         v["UnsubscribeURL"],
         format!(
@@ -77,7 +89,7 @@ async fn a_publish_reaches_every_queue_as_an_envelope_or_raw() {
         START_MS.to_string()
     );
 
-    let m = t.receive(&raw_url, 10).await;
+    let m = crate::harness::receive_full(&t, &raw_url, 10).await;
     assert_eq!(m[0].body(), Some("say \"hi\""));
     let a = m[0].message_attributes().unwrap();
     assert_eq!(a["kind"].string_value(), Some("order"));
