@@ -27,7 +27,7 @@
 //! The modules: `under_load` (the kill -9 test), `retries` (the two narrower tests), `datadir`
 //! (`--data-dir` refused at start-up, and a clean restart), with `process` (the child process),
 //! `ledger` and `load` (what the load did and was told) and `verify` (the checks after a
-//! restart).
+//! restart), and `sns` (SNS fan-out under kill -9).
 
 #[path = "../common/http.rs"]
 mod http;
@@ -38,6 +38,7 @@ mod datadir;
 mod ledger;
 mod load;
 mod retries;
+mod sns;
 mod under_load;
 mod verify;
 
