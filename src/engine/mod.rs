@@ -35,6 +35,7 @@ pub use handle::Engine;
 pub use model::outbox::{SnsDelivery, SnsTarget};
 pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
 pub use ops::sns::execute::SnsCaller;
+pub use ops::sns::inspect::{SubscriptionView, TopicSummary};
 pub use options::{EngineOptions, ReceiveOrder};
 pub use store::disk::DiskFaults;
 pub use store::schema::StoreError;

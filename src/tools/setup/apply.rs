@@ -74,6 +74,7 @@ impl Setup {
         push: &PushTargets,
     ) -> Result<(), String> {
         self.apply(engine).await?;
+        crate::tools::sns::setup::apply(engine, &self.topic).await?;
         faults.clear();
         for rule in &self.fault {
             faults

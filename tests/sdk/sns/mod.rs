@@ -6,6 +6,7 @@
 mod fanout;
 mod fifo;
 mod filters;
+mod setup;
 mod topics;
 
 use aws_sdk_sns::Client as Sns;
