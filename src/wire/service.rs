@@ -65,9 +65,9 @@ impl Api {
     }
 
     /// The API a request is for, chosen before its body is decoded: the one whose name its
-    /// SigV4 credential scope gives; else, for an unsigned Query request, SNS when its `Action`
-    /// is SNS's alone, or an action both services have (`AddPermission`, `RemovePermission`)
-    /// with SNS's `Version` (docs/sns.md §1.1); else SQS. A request signed for a service this
+    /// SigV4 credential scope gives; else, for an unsigned Query request, SNS when its `Version`
+    /// is SNS's (`2010-03-31`) or its `Action` is SNS's alone (docs/sns.md §1.1: the two share
+    /// `AddPermission` and `RemovePermission`); else SQS. A request signed for a service this
     /// endpoint does not serve is SQS's, as it always was (the signature check decides whether
     /// it is accepted).
     #[must_use]
@@ -85,14 +85,17 @@ impl Api {
         let body = std::str::from_utf8(req.body).unwrap_or_default();
         let field =
             |name: &str| form_value(req.query, name).or_else(|| form_value(Some(body), name));
+        if field("Version") == Some(SNS.version) {
+            return Api::Sns;
+        }
         let Some(action) = field("Action") else {
             return Api::Sqs;
         };
         let sns = SnsAction::from_name(action).is_some() || UNSERVED.contains(&action);
-        match (sns, Action::from_name(action).is_some()) {
-            (true, false) => Api::Sns,
-            (true, true) if field("Version") == Some(SNS.version) => Api::Sns,
-            _ => Api::Sqs,
+        if sns && Action::from_name(action).is_none() {
+            Api::Sns
+        } else {
+            Api::Sqs
         }
     }
 }
@@ -131,7 +134,8 @@ mod tests {
         for (scope, api) in [
             ("sqs", Api::Sqs),
             ("sns", Api::Sns),
-            ("", Api::Sqs),
+            // A scope without a service is read as unsigned: the action decides.
+            ("", Api::Sns),
             ("s3", Api::Sqs),
         ] {
             let auth = format!(
