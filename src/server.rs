@@ -28,6 +28,7 @@ use crate::tools::faults::{FaultRule, Faults};
 use crate::tools::metrics::Metrics;
 use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
+use crate::tools::sns::deliver::SnsWorker;
 use crate::tools::sns::signing::Signer;
 
 /// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
@@ -267,6 +268,16 @@ impl Server {
             hooks,
             admin,
         });
+        // Deliveries to http and lambda subscriptions, until the server stops.
+        tokio::spawn(
+            SnsWorker {
+                engine: engine.clone(),
+                clock: Arc::clone(&clock) as Arc<dyn Clock>,
+                push: Arc::clone(&push),
+                stop: stop_rx.clone(),
+            }
+            .run(),
+        );
         let task = tokio::spawn(listen::accept_loop(listener, front, stop_rx));
         Ok(RunningServer {
             addr,

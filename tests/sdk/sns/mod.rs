@@ -6,6 +6,7 @@
 mod fanout;
 mod fifo;
 mod filters;
+mod http;
 mod setup;
 mod topics;
 
@@ -80,4 +81,18 @@ pub async fn bodies(t: &TestServer, url: &str) -> Vec<String> {
         .into_iter()
         .map(|m| m.body.unwrap_or_default())
         .collect()
+}
+
+/// Subscribes any protocol and endpoint; returns the ARN (asked for even while pending).
+pub async fn subscribe_to(sns: &Sns, topic: &str, protocol: &str, endpoint: &str) -> String {
+    sns.subscribe()
+        .topic_arn(topic)
+        .protocol(protocol)
+        .endpoint(endpoint)
+        .return_subscription_arn(true)
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("Subscribe {protocol} {endpoint}: {e:?}"))
+        .subscription_arn
+        .expect("SubscriptionArn")
 }
