@@ -42,6 +42,7 @@ impl Admin {
             Route::ConsoleMessages => console::messages::messages(self, &req).await,
             Route::ConsoleDeleteMessage => console::messages::delete(self, &req).await,
             Route::SnsCertificate => sns::certificate(self, &req),
+            Route::ConsoleTopics => console::topics::topics(self, &req),
         };
         let mut resp = answer.unwrap_or_else(super::state::AdminError::into_response);
         if route.is_console() {

@@ -49,6 +49,8 @@ pub enum Route {
     /// `DELETE /_localsqs/queues/<name>/messages/<id>`: deletes one message by id, whatever its
     /// state, without receiving it.
     ConsoleDeleteMessage,
+    /// `GET /_localsqs/topics`: every SNS topic with its counters and subscriptions.
+    ConsoleTopics,
     /// `GET /SimpleNotificationService-<hex>.pem`: the certificate SNS envelopes are signed
     /// with (their `SigningCertURL`).
     SnsCertificate,
@@ -122,6 +124,7 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
         PathMatch::Tree(QUEUES_PATH),
         Route::ConsoleDeleteMessage,
     ),
+    ("GET", PathMatch::Exact(TOPICS_PATH), Route::ConsoleTopics),
     (
         "GET",
         PathMatch::Starting(SNS_CERT_PREFIX),
@@ -129,6 +132,8 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ),
 ];
 
+/// The console's JSON list of SNS topics.
+pub const TOPICS_PATH: &str = "/_localsqs/topics";
 /// Where SNS's signing certificate is served: this, hex, `.pem`.
 pub const SNS_CERT_PREFIX: &str = "/SimpleNotificationService-";
 
@@ -168,6 +173,7 @@ impl Route {
                 | Route::ConsoleQueues
                 | Route::ConsoleMessages
                 | Route::ConsoleDeleteMessage
+                | Route::ConsoleTopics
         )
     }
 }
@@ -229,5 +235,9 @@ mod tests {
             Some(Route::SnsCertificate)
         );
         assert_eq!(route("GET", "/SimpleNotificationService-a/b", false), None);
+        assert_eq!(
+            route("GET", "/_localsqs/topics", false),
+            Some(Route::ConsoleTopics)
+        );
     }
 }
