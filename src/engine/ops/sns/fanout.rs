@@ -137,7 +137,7 @@ impl Engine {
                 // [E] with MessageStructure=json, attributes are not sent (§6.3).
                 attributes: (!structured).then_some(&out.attributes),
             };
-            let unsubscribe = envelope::unsubscribe_url(&ctx.base_url, &s.arn);
+            let unsubscribe = || envelope::unsubscribe_url(&ctx.base_url, &s.arn);
             let dead_letter_arn = s.attr("RedrivePolicy").and_then(|p| {
                 serde_json::from_str::<serde_json::Value>(p)
                     .ok()?
@@ -154,7 +154,7 @@ impl Engine {
                             self.signature_for(ctx, &n, topic.signature_version, &mut sigs)
                         });
                         let (head, tail) = n.parts(sig.as_ref());
-                        format!("{head}{unsubscribe}{tail}")
+                        format!("{head}{}{tail}", unsubscribe())
                     };
                     let fifo_queue = s.endpoint.ends_with(".fifo");
                     let msg = MessageToSend {
@@ -186,7 +186,7 @@ impl Engine {
                         topic,
                         s,
                         &n,
-                        &unsubscribe,
+                        &unsubscribe(),
                         dead_letter_arn,
                         &mut sigs,
                     ));

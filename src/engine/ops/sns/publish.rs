@@ -176,10 +176,15 @@ impl Engine {
                 .topics_mut()
                 .get_mut(arn)
                 .ok_or_else(SnsError::topic_not_found)?;
-            let current = TopicView::of(t);
-            if current.fifo != view.fifo {
+            if t.fifo != view.fifo {
                 return Err(SnsError::topic_not_found());
             }
+            // Most publishes find the topic as they read it; only a change since needs a view.
+            let current = if t.generation == view.generation {
+                view.clone()
+            } else {
+                TopicView::of(t)
+            };
             let mut results = Vec::with_capacity(outgoing.len());
             if current.fifo {
                 t.prune(now, &mut ops);
