@@ -114,7 +114,7 @@ impl Notification<'_> {
     pub fn parts(&self, signature: Option<&Signature>) -> (String, String) {
         let mut head = String::with_capacity(self.message.len() + 900);
         let mut line = |k: &str, v: &str| {
-            let _ = write!(head, "  \"{k}\" : {},\n", quoted(v));
+            let _ = writeln!(head, "  \"{k}\" : {},", quoted(v));
         };
         line("Type", "Notification");
         line("MessageId", self.message_id);

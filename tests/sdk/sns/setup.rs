@@ -81,3 +81,47 @@ async fn declared_topics_deliver_count_and_come_back_after_a_reset() {
     assert_eq!(subs.subscriptions().len(), 1);
     t.server.shutdown().await;
 }
+
+/// A data directory written before SNS existed (schema 3, no SNS tables) still opens: its
+/// queues are there and SNS works on it.
+#[tokio::test]
+async fn a_data_directory_from_before_sns_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = std::sync::Arc::new(localsqs::ManualClock::new(crate::harness::START_MS));
+    let t = TestServer::start_with(clock.clone(), Some(dir.path())).await;
+    t.create_queue("old", &[]).await;
+    t.server.shutdown().await;
+    {
+        let db = redb::Database::open(dir.path().join("localsqs.redb")).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let meta: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new("meta");
+            let mut meta = txn.open_table(meta).unwrap();
+            meta.insert("schema_version", 3u32.to_be_bytes().as_slice())
+                .unwrap();
+        }
+        for table in ["sns_topics", "sns_subscriptions"] {
+            let def: redb::TableDefinition<&str, &[u8]> = redb::TableDefinition::new(table);
+            txn.delete_table(def).unwrap();
+        }
+        let dedup: redb::TableDefinition<(&str, &str), &[u8]> =
+            redb::TableDefinition::new("sns_dedup");
+        txn.delete_table(dedup).unwrap();
+        txn.commit().unwrap();
+    }
+    let t = TestServer::start_with(clock, Some(dir.path())).await;
+    let url = t
+        .client
+        .get_queue_url()
+        .queue_name("old")
+        .send()
+        .await
+        .unwrap()
+        .queue_url
+        .unwrap();
+    assert!(url.ends_with("/old"));
+    let topic = super::create_topic(&sns(&t), "new").await;
+    let (_, q) = super::queue(&t, "inbox").await;
+    super::subscribe(&sns(&t), &topic, &q, &[]).await;
+    t.server.shutdown().await;
+}

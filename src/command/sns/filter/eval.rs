@@ -104,11 +104,13 @@ fn collect(v: &Value, path: &[&str], out: &mut Vec<Lit>) -> bool {
         }
         Value::Object(m) => {
             // `a.b.c` as keys `a`, `a.b` …: try each split of the remaining path.
-            (1..=path.len()).fold(false, |any, n| {
-                m.get(&path[..n].join("."))
-                    .is_some_and(|next| collect(next, &path[n..], out))
-                    || any
-            })
+            let mut any = false;
+            for n in 1..=path.len() {
+                if let Some(next) = m.get(&path[..n].join(".")) {
+                    any |= collect(next, &path[n..], out);
+                }
+            }
+            any
         }
         _ => false,
     }
