@@ -107,35 +107,43 @@ fn dec<'a, T: Deserialize<'a>>(b: &'a [u8]) -> Result<T, StoreError> {
     decode(b).map_err(StoreError::Decode)
 }
 
+/// Opens a table for reading; `None` when the file has none (a file of an older schema not
+/// yet opened for writing, which is what creates SNS's tables).
+fn table<K: redb::Key + 'static>(
+    txn: &redb::ReadTransaction,
+    def: TableDefinition<K, &'static [u8]>,
+) -> Result<Option<redb::ReadOnlyTable<K, &'static [u8]>>, StoreError> {
+    match txn.open_table(def) {
+        Ok(t) => Ok(Some(t)),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(None),
+        Err(e) => Err(redb_err(e)),
+    }
+}
+
 /// Reads SNS's tables back.
 pub(super) fn load(db: &redb::Database) -> Result<LoadedSns, StoreError> {
     let txn = db.begin_read().map_err(redb_err)?;
     let mut out = LoadedSns::default();
-    for row in txn
-        .open_table(TOPICS)
-        .map_err(redb_err)?
-        .iter()
-        .map_err(redb_err)?
-    {
-        let (k, v) = row.map_err(redb_err)?;
-        out.topics.push((k.value().to_owned(), dec(v.value())?));
+    if let Some(topics) = table(&txn, TOPICS)? {
+        for row in topics.iter().map_err(redb_err)? {
+            let (k, v) = row.map_err(redb_err)?;
+            out.topics.push((k.value().to_owned(), dec(v.value())?));
+        }
     }
-    let subs = txn.open_table(SUBSCRIPTIONS).map_err(redb_err)?;
-    for row in subs.iter().map_err(redb_err)? {
-        let (k, v) = row.map_err(redb_err)?;
-        out.subscriptions
-            .push((k.value().to_owned(), dec(v.value())?));
+    if let Some(subs) = table(&txn, SUBSCRIPTIONS)? {
+        for row in subs.iter().map_err(redb_err)? {
+            let (k, v) = row.map_err(redb_err)?;
+            out.subscriptions
+                .push((k.value().to_owned(), dec(v.value())?));
+        }
     }
-    for row in txn
-        .open_table(SNS_DEDUP)
-        .map_err(redb_err)?
-        .iter()
-        .map_err(redb_err)?
-    {
-        let (k, v) = row.map_err(redb_err)?;
-        let (topic, id) = k.value();
-        out.dedup
-            .push((topic.to_owned(), id.to_owned(), dec(v.value())?));
+    if let Some(dedup) = table(&txn, SNS_DEDUP)? {
+        for row in dedup.iter().map_err(redb_err)? {
+            let (k, v) = row.map_err(redb_err)?;
+            let (topic, id) = k.value();
+            out.dedup
+                .push((topic.to_owned(), id.to_owned(), dec(v.value())?));
+        }
     }
     Ok(out)
 }
