@@ -106,3 +106,29 @@ async fn only_matching_messages_reach_a_filtered_subscription() {
     );
     t.server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_topic_takes_200_filter_policies() {
+    let t = TestServer::start().await;
+    let sns = sns(&t);
+    let topic = create_topic(&sns, "many").await;
+    let subscribe = |i: usize| {
+        sns.subscribe()
+            .topic_arn(&topic)
+            .protocol("sqs")
+            .endpoint(format!("arn:aws:sqs:us-east-1:000000000000:q{i}"))
+            .attributes("FilterPolicy", r#"{"k":["v"]}"#)
+            .send()
+    };
+    for i in 0..200 {
+        subscribe(i).await.unwrap();
+    }
+    expect_error(
+        "201st",
+        subscribe(200).await,
+        403,
+        "FilterPolicyLimitExceeded",
+        None,
+    );
+    t.server.shutdown().await;
+}

@@ -22,6 +22,26 @@ use crate::engine::store::sns_record::SnsOp;
 /// Most subscriptions per topic ([E]: AWS allows 12.5 million; memory here is bounded).
 const MAX_SUBSCRIPTIONS: usize = 100_000;
 
+/// Most subscriptions with a filter policy per topic (§8.3, [D]: 200 by default).
+const MAX_FILTER_POLICIES: usize = 200;
+
+/// `FilterPolicyLimitExceeded` when a topic already has [`MAX_FILTER_POLICIES`] policies
+/// ([E] the text).
+fn check_policy_count(t: &Topic, except: Option<&str>) -> SnsResult<()> {
+    let n = t
+        .subscriptions
+        .iter()
+        .filter(|s| s.attr("FilterPolicy").is_some() && Some(s.arn.as_str()) != except)
+        .count();
+    if n >= MAX_FILTER_POLICIES {
+        return Err(SnsError::new(
+            SnsErrorCode::FilterPolicyLimitExceeded,
+            "Filter policy limit exceeded",
+        ));
+    }
+    Ok(())
+}
+
 /// What Subscribe answers while a subscription waits for confirmation (§2, [V]).
 const PENDING: &str = "pending confirmation";
 
@@ -265,6 +285,9 @@ impl Engine {
                     subscription_arn: shown,
                 });
             }
+            if attrs.contains_key("FilterPolicy") {
+                check_policy_count(t, None)?;
+            }
             if t.subscriptions.len() >= MAX_SUBSCRIPTIONS {
                 return Err(SnsError::new(
                     SnsErrorCode::SubscriptionLimitExceeded,
@@ -471,6 +494,9 @@ impl Engine {
                 .get_mut(&topic_arn)
                 .ok_or_else(SnsError::subscription_not_found)?;
             let fifo_topic = t.fifo;
+            if c.attribute_name == "FilterPolicy" && !value.is_empty() {
+                check_policy_count(t, Some(&c.subscription_arn))?;
+            }
             let subs = t.subscriptions_mut();
             let s = subs
                 .iter_mut()
