@@ -152,7 +152,7 @@ impl Engine {
     pub(super) fn queue_confirmation(
         &self,
         ctx: &RequestContext,
-        t: &Topic,
+        (topic_arn, version): (&str, u8),
         s: &Subscription,
         token: &str,
         subscribe: bool,
@@ -162,8 +162,7 @@ impl Engine {
             (
                 "SubscriptionConfirmation",
                 format!(
-                    "You have chosen to subscribe to the topic {}.\nTo confirm the subscription, visit the SubscribeURL included in this message.",
-                    t.arn
+                    "You have chosen to subscribe to the topic {topic_arn}.\nTo confirm the subscription, visit the SubscribeURL included in this message."
                 ),
             )
         } else {
@@ -177,21 +176,21 @@ impl Engine {
         };
         let message_id = self.new_uuid();
         let ts = envelope::timestamp(self.now());
-        let url = envelope::subscribe_url(&ctx.base_url, &t.arn, token);
+        let url = envelope::subscribe_url(&ctx.base_url, topic_arn, token);
         let c = Confirmation {
             kind,
             message_id: &message_id,
             token,
-            topic_arn: &t.arn,
+            topic_arn,
             message: &message,
             subscribe_url: &url,
             timestamp: &ts,
         };
-        let sig = self.sign(ctx, sig_version(t), &c.string_to_sign());
+        let sig = self.sign(ctx, version, &c.string_to_sign());
         let mut headers = vec![
             ("x-amz-sns-message-type".to_owned(), kind.to_owned()),
             ("x-amz-sns-message-id".to_owned(), message_id.clone()),
-            ("x-amz-sns-topic-arn".to_owned(), t.arn.clone()),
+            ("x-amz-sns-topic-arn".to_owned(), topic_arn.to_owned()),
             (
                 "Content-Type".to_owned(),
                 "text/plain; charset=UTF-8".to_owned(),
@@ -314,11 +313,11 @@ impl Engine {
             } else {
                 PENDING.to_owned()
             };
-            let topic_copy = t.clone();
+            let version = sig_version(t);
             let topics = reg.topics_mut();
             if let (Some(token), true) = (&token, matches!(c.protocol.as_str(), "http" | "https")) {
                 let mut outbox = std::mem::take(&mut topics.outbox);
-                self.queue_confirmation(ctx, &topic_copy, &s, token, true, &mut outbox);
+                self.queue_confirmation(ctx, (&arn, version), &s, token, true, &mut outbox);
                 topics.outbox = outbox;
             }
             let op = Op::Sns(s.put(&arn));
@@ -414,10 +413,11 @@ impl Engine {
                 if let Some(t) = topics.get(&topic_arn) {
                     ops.push(Op::Sns(t.put()));
                     if !caller.signed && matches!(s.protocol.as_str(), "http" | "https") {
-                        let t = t.clone();
+                        let version = sig_version(t);
                         let token = self.new_token();
                         let mut outbox = std::mem::take(&mut topics.outbox);
-                        self.queue_confirmation(ctx, &t, &s, &token, false, &mut outbox);
+                        let of = (topic_arn.as_str(), version);
+                        self.queue_confirmation(ctx, of, &s, &token, false, &mut outbox);
                         topics.outbox = outbox;
                     }
                 }
