@@ -22,7 +22,7 @@ mod params;
 mod query_json;
 mod request;
 mod service;
-pub(crate) mod sns;
+pub mod sns;
 pub(crate) mod sqs;
 mod xml;
 

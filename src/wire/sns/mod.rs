@@ -8,4 +8,4 @@ mod decode;
 mod encode;
 mod names;
 
-pub use codec::{decode, encode, error_response};
+pub use codec::{SnsDecoded, decode, encode, error_response};
