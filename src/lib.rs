@@ -55,12 +55,12 @@ pub use engine::{
     Clock, DiskFaults, EngineOptions, IdGen, ManualClock, RandomIds, SeededIds, SystemClock,
 };
 pub use http::conn::ConnectionLimits;
-pub use http::hosts::AllowedHosts;
+pub use http::guard::hosts::AllowedHosts;
+pub use http::guard::origin::CorsOrigins;
+pub use http::guard::sigv4::Credentials;
 pub use http::options::{
     Compat, DEFAULT_MAX_BODY_MEMORY, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MIN_BODY_RATE, HttpOptions,
 };
-pub use http::origin::CorsOrigins;
-pub use http::sigv4::Credentials;
 pub use server::{RunningServer, Server};
 pub use tools::clock::{ClockState, PastTimeRange};
 

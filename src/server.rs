@@ -12,22 +12,25 @@ use tokio::task::JoinHandle;
 
 use crate::admin::state::Admin;
 use crate::command::hooks::Hook;
+use crate::command::sns::envelope::SnsSigner;
 use crate::config::ServerOptions;
 use crate::engine::{
     Clock, DiskFaults, Engine, EngineOptions, IdGen, RandomIds, ReceiveOrder, SystemClock,
 };
 use crate::http::conn::ConnectionLimits;
 use crate::http::front::Front;
-use crate::http::hosts::AllowedHosts;
+use crate::http::guard::hosts::AllowedHosts;
+use crate::http::guard::origin::CorsOrigins;
+use crate::http::guard::sigv4;
 use crate::http::listen;
 use crate::http::options::Compat;
-use crate::http::origin::CorsOrigins;
-use crate::http::sigv4;
 use crate::tools::clock::{ClockState, ControlledClock, PastTimeRange};
 use crate::tools::faults::{FaultRule, Faults};
 use crate::tools::metrics::Metrics;
 use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
+use crate::tools::sns::deliver::SnsWorker;
+use crate::tools::sns::signing::Signer;
 
 /// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
 /// `ThreadedMotoServer` and ElasticMQ's `withDynamicPort`.
@@ -250,8 +253,14 @@ impl Server {
         let clock = Arc::new(ControlledClock::new(self.clock));
         let faults = Arc::new(Faults::new());
         // Fault rules' `reorder` decides the order of a standard queue's receive.
+        // SNS envelopes are signed with the server's test key unless the caller brought a signer.
+        let sns_signer = match engine_options.sns_signer.clone() {
+            Some(s) => s,
+            None => Arc::new(Signer::new()?) as Arc<dyn SnsSigner>,
+        };
         let engine_options = EngineOptions {
             receive_order: Some(Arc::clone(&faults) as Arc<dyn ReceiveOrder>),
+            sns_signer: Some(sns_signer),
             ..engine_options
         };
         let engine = Engine::open(
@@ -291,6 +300,16 @@ impl Server {
             startup,
         };
         let front = Arc::new(Front::new(engine.clone(), http, hooks, admin));
+        // Deliveries to http and lambda subscriptions, until the server stops.
+        tokio::spawn(
+            SnsWorker {
+                engine: engine.clone(),
+                clock: Arc::clone(&clock) as Arc<dyn Clock>,
+                push: Arc::clone(&push),
+                stop: stop_rx.clone(),
+            }
+            .run(),
+        );
         let task = tokio::spawn(listen::accept_loop(listener, front, stop_rx));
         Ok(RunningServer {
             addr,

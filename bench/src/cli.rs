@@ -42,7 +42,7 @@ pub struct Args {
     /// Skip the moto comparison.
     #[arg(long)]
     pub no_moto: bool,
-    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,W12,W13,startup,moto,sweep-conns,sweep-backlog,sweep-queues,sweep-size; `sweep` selects every sweep).
+    /// Only these workloads (comma-separated: W1,W1c1,W2,W2a,W3,W4,W5,W7,W8,W9,W11,W12,W13,W15,startup,moto,sweep-conns,sweep-backlog,sweep-queues,sweep-size; `sweep` selects every sweep).
     #[arg(long, value_delimiter = ',', long_help = crate::workloads::only_long_help())]
     pub only: Vec<String>,
     /// Run W1 and W2 in one protocol only: json or query (default both).

@@ -54,6 +54,10 @@ pub struct Resp {
 const AUTH: &str = "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sqs/aws4_request, \
 SignedHeaders=content-type;host;x-amz-date;x-amz-target, \
 Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
+/// [`AUTH`] with the credential scope of SNS.
+const SNS_AUTH: &str = "AWS4-HMAC-SHA256 Credential=test/20260101/us-east-1/sns/aws4_request, \
+SignedHeaders=content-type;host;x-amz-date, \
+Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
 const JSON_CT: &str = "application/x-amz-json-1.0";
 const QUERY_CT: &str = "application/x-www-form-urlencoded; charset=utf-8";
 
@@ -67,6 +71,8 @@ pub struct Conn {
     /// HTTP/1.0 and closes after every response). Off for localsqs, where a closed
     /// connection is a failure.
     reconnect: bool,
+    /// The `Authorization` header sent (its credential scope names the service).
+    auth: HeaderValue,
 }
 
 impl Conn {
@@ -79,7 +85,14 @@ impl Conn {
             proto,
             addr,
             reconnect: false,
+            auth: HeaderValue::from_static(AUTH),
         })
+    }
+
+    /// The same connection signing for SNS (the server routes on the credential scope).
+    pub fn for_sns(mut self) -> Self {
+        self.auth = HeaderValue::from_static(SNS_AUTH);
+        self
     }
 
     /// Like [`Conn::connect`], reconnecting whenever the server closed the connection.
@@ -124,7 +137,7 @@ impl Conn {
                 .method(Method::POST)
                 .uri("/")
                 .header(HOST, self.host.clone())
-                .header(AUTHORIZATION, HeaderValue::from_static(AUTH))
+                .header(AUTHORIZATION, self.auth.clone())
                 .header("x-amz-date", HeaderValue::from_static("20260101T000000Z"));
             b = match self.proto {
                 Proto::Json => b

@@ -4,7 +4,7 @@
 
 use super::routes::Route;
 use super::state::{Admin, Answer, Req};
-use super::{clock, console, faults, health, peek, push};
+use super::{clock, console, faults, health, peek, push, sns};
 use crate::wire::{WireRequest, WireResponse};
 
 impl Admin {
@@ -43,6 +43,8 @@ impl Admin {
             Route::ConsoleQueues => console::queues::queues(self, &req).await,
             Route::ConsoleMessages => console::messages::messages(self, &req).await,
             Route::ConsoleDeleteMessage => console::messages::delete(self, &req).await,
+            Route::SnsCertificate => sns::certificate(self, &req),
+            Route::ConsoleTopics => console::topics::topics(self, &req),
         };
         let mut resp = answer.unwrap_or_else(super::state::AdminError::into_response);
         if route.is_console() {

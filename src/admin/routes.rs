@@ -49,6 +49,11 @@ pub enum Route {
     /// `DELETE /_localsqs/queues/<name>/messages/<id>`: deletes one message by id, whatever its
     /// state, without receiving it.
     ConsoleDeleteMessage,
+    /// `GET /_localsqs/topics`: every SNS topic with its counters and subscriptions.
+    ConsoleTopics,
+    /// `GET /SimpleNotificationService-<hex>.pem`: the certificate SNS envelopes are signed
+    /// with (their `SigningCertURL`).
+    SnsCertificate,
 }
 
 /// How a route's path matches.
@@ -60,6 +65,8 @@ enum PathMatch {
     Tree(&'static str),
     /// This path followed by `/` and one more non-empty segment.
     Under(&'static str),
+    /// A path that starts with this and has no further `/`.
+    Starting(&'static str),
 }
 
 impl PathMatch {
@@ -73,6 +80,7 @@ impl PathMatch {
                 .strip_prefix(p)
                 .and_then(|rest| rest.strip_prefix('/'))
                 .is_some_and(|seg| !seg.is_empty() && !seg.contains('/')),
+            PathMatch::Starting(p) => path.strip_prefix(p).is_some_and(|rest| !rest.contains('/')),
         }
     }
 }
@@ -116,7 +124,18 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
         PathMatch::Tree(QUEUES_PATH),
         Route::ConsoleDeleteMessage,
     ),
+    ("GET", PathMatch::Exact(TOPICS_PATH), Route::ConsoleTopics),
+    (
+        "GET",
+        PathMatch::Starting(SNS_CERT_PREFIX),
+        Route::SnsCertificate,
+    ),
 ];
+
+/// The console's JSON list of SNS topics.
+pub const TOPICS_PATH: &str = "/_localsqs/topics";
+/// Where SNS's signing certificate is served: this, hex, `.pem`.
+pub const SNS_CERT_PREFIX: &str = "/SimpleNotificationService-";
 
 /// Path of the clock control.
 pub const CLOCK_PATH: &str = "/_localsqs/clock";
@@ -180,6 +199,7 @@ impl Route {
                 | Route::ConsoleQueues
                 | Route::ConsoleMessages
                 | Route::ConsoleDeleteMessage
+                | Route::ConsoleTopics
         )
     }
 }
@@ -236,5 +256,14 @@ mod tests {
             Some(Route::ConsoleDeleteMessage)
         );
         assert_eq!(route("POST", "/_localsqs/queues", false), None);
+        assert_eq!(
+            route("GET", "/SimpleNotificationService-abc.pem", false),
+            Some(Route::SnsCertificate)
+        );
+        assert_eq!(route("GET", "/SimpleNotificationService-a/b", false), None);
+        assert_eq!(
+            route("GET", "/_localsqs/topics", false),
+            Some(Route::ConsoleTopics)
+        );
     }
 }

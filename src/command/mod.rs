@@ -12,6 +12,7 @@ pub mod hooks;
 pub mod message;
 pub mod queue;
 pub mod redrive;
+pub mod sns;
 pub mod types;
 pub mod validate;
 

@@ -4,6 +4,7 @@
 use super::model::queue::Queue;
 use super::model::registry::Registry;
 use super::model::task::Task;
+use super::model::topics::Topics;
 use super::options::EngineOptions;
 use super::store::scan::Loaded;
 use super::store::schema::{Row, StoreError};
@@ -72,5 +73,6 @@ pub(super) fn registry_from(
     // Start order: ids of tasks started in the same millisecond sort in start order.
     tasks.sort_by(|a, b| (a.started_ms, &a.id).cmp(&(b.started_ms, &b.id)));
     *reg.tasks_mut() = tasks;
+    *reg.topics_mut() = Topics::from_loaded(loaded.sns);
     Ok(reg)
 }

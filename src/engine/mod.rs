@@ -34,7 +34,10 @@ pub use clock::{
     Clock, IdGen, MAX_TIME_MS, ManualClock, RandomIds, SeededIds, SystemClock, TIME_MARGIN_MS,
 };
 pub use handle::{Engine, StorageState};
+pub use model::outbox::{SnsDelivery, SnsTarget};
 pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
+pub use ops::sns::execute::SnsCaller;
+pub use ops::sns::inspect::{SubscriptionView, TopicSummary};
 pub use options::{EngineOptions, ReceiveOrder};
 pub use store::disk::DiskFaults;
 pub use store::schema::StoreError;

@@ -1,10 +1,12 @@
 //! Engine layer, top: the settings an engine opens with ([`EngineOptions`]), and the extension
-//! point it asks about a standard receive's order ([`ReceiveOrder`]).
+//! point it asks about a standard receive's order ([`ReceiveOrder`]), and the signer of SNS
+//! envelopes.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::store::disk::DiskFaults;
+use crate::command::sns::envelope::SnsSigner;
 
 /// Settings the engine needs.
 #[derive(Debug, Clone)]
@@ -40,6 +42,9 @@ pub struct EngineOptions {
     /// such limit; an emulator must not let clients grow its memory without bound. `None`
     /// lifts it.
     pub max_queues: Option<usize>,
+    /// Signs SNS envelopes (the server installs its key, `tools/sns/signing.rs`). `None`: the
+    /// signature fields of standard topics' envelopes are empty.
+    pub sns_signer: Option<Arc<dyn SnsSigner>>,
 }
 
 impl Default for EngineOptions {
@@ -55,6 +60,7 @@ impl Default for EngineOptions {
             receive_order: None,
             max_inflight: Some(120_000),
             max_queues: Some(100_000),
+            sns_signer: None,
         }
     }
 }

@@ -16,9 +16,9 @@ use hyper::{Request, Response, StatusCode};
 use super::base_url::{base_url, localstack_base, port_of};
 use super::body::{self, BodyRules};
 use super::front::Front;
-use super::gate;
+use super::guard::gate;
+use super::guard::sigv4;
 use super::options::Compat;
-use super::sigv4;
 use crate::admin::routes;
 use crate::command::hooks::{Before, Call, Finished, before_all};
 use crate::command::{Action, RequestContext};
@@ -152,9 +152,16 @@ async fn execute(
     req: &WireRequest<'_>,
     request_id: &str,
 ) -> (WireResponse, Option<String>, Option<ErrorCode>) {
-    // The service is chosen before the body is decoded; SQS is the only one so far.
+    // The service is chosen before the body is decoded.
     let decoded = match wire::Api::detect(req) {
         wire::Api::Sqs => wire::sqs::decode(req, request_id),
+        wire::Api::Sns => {
+            return (
+                super::sns::execute(front, req, request_id).await,
+                None,
+                None,
+            );
+        }
     };
     let mut d = match decoded {
         Err(rejected) => return (rejected, None, None),

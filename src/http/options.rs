@@ -3,9 +3,9 @@
 //! it follows. Part of [`crate::ServerOptions`].
 
 use super::conn::ConnectionLimits;
-use super::hosts::AllowedHosts;
-use super::origin::CorsOrigins;
-use super::sigv4::Credentials;
+use super::guard::hosts::AllowedHosts;
+use super::guard::origin::CorsOrigins;
+use super::guard::sigv4::Credentials;
 
 /// Default request body limit, a bound on memory rather than an SQS rule: SQS's own limits
 /// (message and batch sizes) are checked on the decoded values. A valid 1 MiB message can grow

@@ -94,6 +94,73 @@ impl Collector for QueueGauges {
     }
 }
 
+/// Most topics given a series of their own in the per-topic counters; the others are summed
+/// under `topic="_other"`, so a client creating topics cannot grow `/metrics` without bound.
+const MAX_TOPIC_SERIES: usize = 500;
+
+/// Per-topic SNS counters, read from the engine at each scrape.
+#[derive(Debug)]
+struct TopicCounters(Engine);
+
+/// Labels of the per-topic counters.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TopicLabels {
+    topic: String,
+    account: String,
+    region: String,
+}
+
+impl Collector for TopicCounters {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        use prometheus_client::metrics::counter::ConstCounter;
+        let topics = self.0.topic_summaries();
+        type Count = (
+            &'static str,
+            &'static str,
+            fn(&crate::engine::TopicSummary) -> u64,
+        );
+        let counters: [Count; 2] = [
+            (
+                "localsqs_sns_published",
+                "Messages published to an SNS topic since the server started.",
+                |t| t.published,
+            ),
+            (
+                "localsqs_sns_deliveries",
+                "Deliveries of SNS messages to subscriptions since the server started.",
+                |t| t.delivered,
+            ),
+        ];
+        for (name, help, get) in counters {
+            let mut family = encoder.encode_descriptor(
+                name,
+                help,
+                None,
+                ConstCounter::new(0u64).metric_type(),
+            )?;
+            let (shown, rest) = topics.split_at(topics.len().min(MAX_TOPIC_SERIES));
+            for t in shown {
+                let labels = TopicLabels {
+                    topic: t.name.clone(),
+                    account: t.scope.account.clone(),
+                    region: t.scope.region.clone(),
+                };
+                ConstCounter::new(get(t)).encode(family.encode_family(&labels)?)?;
+            }
+            if !rest.is_empty() {
+                let labels = TopicLabels {
+                    topic: "_other".into(),
+                    account: String::new(),
+                    region: String::new(),
+                };
+                let sum = rest.iter().map(get).sum::<u64>();
+                ConstCounter::new(sum).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Bytes the durable body cache holds (`--body-cache-mib`); always 0 in memory mode.
 #[derive(Debug)]
 struct BodyCacheGauge(Engine);
@@ -158,6 +225,7 @@ impl Metrics {
         );
         registry.register_collector(Box::new(QueueGauges(engine.clone())));
         registry.register_collector(Box::new(BodyCacheGauge(engine.clone())));
+        registry.register_collector(Box::new(TopicCounters(engine.clone())));
         let requests = Action::ALL
             .iter()
             .map(|a| {

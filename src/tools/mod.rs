@@ -1,5 +1,6 @@
 //! Tools layer: the emulator's extras beside the SQS API: fault injection, the clock users can
-//! move, `/metrics`, push delivery and the `--config` file. They use the engine through its
+//! move, `/metrics`, push delivery, the `--config` file and
+//! SNS's signing and deliveries outside the engine (`sns/`). They use the engine through its
 //! public API and plug into the front door as hooks; they never import `http`, `admin` or
 //! `wire` (push's URL targets use hyper's client, nothing of the server).
 
@@ -8,3 +9,4 @@ pub mod faults;
 pub mod metrics;
 pub mod push;
 pub mod setup;
+pub mod sns;

@@ -22,6 +22,7 @@ mod params;
 mod query_json;
 mod request;
 mod service;
+pub mod sns;
 pub(crate) mod sqs;
 mod xml;
 
@@ -29,5 +30,5 @@ pub use request::{
     JSON_CONTENT_TYPE, Protocol, QUERY_JSON_CONTENT_TYPE, WireRequest, WireResponse,
     XML_CONTENT_TYPE,
 };
-pub use service::{Api, SQS, Service};
+pub use service::{Api, SNS, SQS, Service};
 pub use sqs::{Decoded, decode, encode, encode_xml_names, error_response, form_fields};

@@ -23,7 +23,8 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer sqs-producer go-v1 go-v2 go-v2-current
   go-v2-proxy-query php-asyncaws ruby-v1 boto2 aiobotocore java-sdk2 java-sdk2-async java-sdk2-query
-  spring-cloud-aws jms boto3-faults boto3-faults-query boto3-scopes sigv4)
+  spring-cloud-aws jms boto3-faults boto3-faults-query boto3-scopes sigv4
+  sns-boto3 sns-awscli sns-js-v3 sns-go-v1)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
 
@@ -129,6 +130,7 @@ debian_packages_for() {
     php-asyncaws) echo php-cli php-async-aws-sqs ;;
     ruby-v1) echo ruby ruby-aws-sdk ;;
     boto2) echo python3 python3-boto ;;
+    sns-go-v1) echo golang-go golang-github-aws-aws-sdk-go-dev ;;
   esac
 }
 
@@ -224,11 +226,40 @@ setup_gomod() {
   fi
 }
 
+# The SNS Go client (sns/go/), built the same way into its own binary.
+GO_SNS_BIN="$GO_OUT/localsqs-compat-sns-go"
+setup_go_sns() {
+  local go=go
+  [ -x /usr/lib/go/bin/go ] && go=/usr/lib/go/bin/go
+  mkdir -p "$GO_OUT"
+  (cd "$HERE/sns/go" && env GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS= \
+    GOTOOLCHAIN=local GOTELEMETRY=off CGO_ENABLED=0 GOCACHE="$GO_OUT/cache" \
+    "$go" build -o "$GO_SNS_BIN" .) || return 1
+  echo "go SNS client built: $GO_SNS_BIN"
+}
+
+# The SNS JavaScript client's own npm tree (sns/package-lock.json).
+setup_npm_sns() {
+  local stamp dir="$HERE/sns"
+  stamp="$(hash_of "$dir/package.json" "$dir/package-lock.json") $(node --version)"
+  if [ -d "$dir/node_modules" ] && [ "$(cat "$dir/node_modules/.compat-stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "sns node_modules: up to date"
+    return 0
+  fi
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error --omit=dev) || return 1
+  echo "$stamp" >"$dir/node_modules/.compat-stamp"
+  echo "sns node_modules: installed"
+}
+
 # Debian packages first, then (when a Go client is selected) the Go build: one background job
 # that reports as two setup steps, "debian" and "go".
 setup_debian_then_go() {
   setup_debian "$@" >"$WORK/setup-debian.log" 2>&1
   echo $? >"$WORK/setup-debian.rc"
+  if wants sns-go-v1; then
+    setup_go_sns >"$WORK/setup-go-sns.log" 2>&1
+    echo $? >"$WORK/setup-go-sns.rc"
+  fi
   wants go-v1 go-v2 || return 0
   if [ "$(cat "$WORK/setup-debian.rc")" = 0 ]; then
     setup_go >"$WORK/setup-go.log" 2>&1
@@ -261,12 +292,13 @@ setup_ok() { # setup_ok NAME: true if that setup step succeeded (prints its log 
 
 log "== compat: clients: ${CLIENTS[*]}"
 log "== compat: installing pinned clients (in the background) and building the server"
-wants boto3-current awscli boto3-faults boto3-scopes sigv4 && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
+wants boto3-current awscli boto3-faults boto3-scopes sigv4 sns-boto3 sns-awscli && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
 wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants aiobotocore && start_setup venv-aio setup_venv aio "$HERE/requirements-aio.txt"
 wants js-v3 js-v2 sqs-consumer sqs-producer && start_setup npm setup_npm
 wants java-sdk2 java-sdk2-async java-sdk2-query spring-cloud-aws jms && start_setup java setup_java
 wants go-v2-current go-v2-proxy-query && start_setup gomod setup_gomod
+wants sns-js-v3 && start_setup npm-sns setup_npm_sns
 DEBIAN_PKGS=()
 for c in "${CLIENTS[@]}"; do
   for p in $(debian_packages_for "$c"); do
@@ -391,6 +423,14 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=(java -cp "$(java_cp compat)" dev.localsqs.compat.jms.JmsMain --endpoint "$ENDPOINT" --name "$1") ;;
     sqs-producer) DEP=npm; PROTO=JSON
       CMD=(node "$HERE/js/producer.js" --endpoint "$ENDPOINT") ;;
+    sns-boto3) DEP=venv-current; PROTO=QUERY
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/sns/python/sns_boto3.py" --endpoint "$ENDPOINT") ;;
+    sns-awscli) DEP=venv-current; PROTO=QUERY
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/sns/python/sns_awscli.py" --endpoint "$ENDPOINT") ;;
+    sns-js-v3) DEP=npm-sns; PROTO=QUERY
+      CMD=(node "$HERE/sns/js/v3.js" --endpoint "$ENDPOINT") ;;
+    sns-go-v1) DEP=go-sns; PROTO=QUERY
+      CMD=("$GO_SNS_BIN" -endpoint "$ENDPOINT") ;;
     *) return 1 ;;
   esac
 }

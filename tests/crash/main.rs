@@ -28,7 +28,7 @@
 //! (a real full disk, and a restart on it), `datadir`
 //! (`--data-dir` refused at start-up, and a clean restart), with `process` (the child process),
 //! `ledger` and `load` (what the load did and was told) and `verify` (the checks after a
-//! restart).
+//! restart), and `sns` (SNS fan-out under kill -9).
 
 #[path = "../common/http.rs"]
 mod http;
@@ -40,6 +40,7 @@ mod full_disk;
 mod ledger;
 mod load;
 mod retries;
+mod sns;
 mod under_load;
 mod verify;
 

@@ -15,6 +15,7 @@ mod decode_query;
 mod encode;
 mod pipeline;
 mod server;
+mod sns;
 mod strategies;
 
 use proptest::test_runner::{Config, FileFailurePersistence};

@@ -31,6 +31,7 @@ mod redrive_arn;
 mod scopes;
 mod settled;
 mod sigv4_rules;
+mod sns;
 mod validation;
 mod visibility;
 mod wakeups;

@@ -21,6 +21,7 @@ pub mod w09_big_backlog;
 pub mod w11_durable;
 pub mod w12_blocked_fifo;
 pub mod w13_purge_delete;
+pub mod w15_sns;
 
 use crate::check::Check;
 use crate::cli::Params;
@@ -39,7 +40,7 @@ pub struct Workload {
 }
 
 /// Every workload `--only` accepts, in the order of the help text.
-pub const ALL: [&Workload; 19] = [
+pub const ALL: [&Workload; 20] = [
     &w01_send::W1,
     &w01_send::W1C1,
     &w02_pipeline::WORKLOAD,
@@ -53,6 +54,7 @@ pub const ALL: [&Workload; 19] = [
     &w11_durable::WORKLOAD,
     &w12_blocked_fifo::WORKLOAD,
     &w13_purge_delete::WORKLOAD,
+    &w15_sns::WORKLOAD,
     &startup::WORKLOAD,
     &moto::WORKLOAD,
     &sweep::CONNS,
@@ -109,6 +111,7 @@ pub async fn once(b: &mut Bench, s: &mut Servers) {
     w11_durable::once(b, s).await;
     w05_long_poll::once(b, s).await;
     w13_purge_delete::once(b).await;
+    w15_sns::once(b, s).await;
     sweep::run(b, s).await;
 }
 
@@ -136,6 +139,7 @@ pub fn checks(p: &Params) -> Vec<Check> {
         w11_durable::checks(p),
         w12_blocked_fifo::checks(p),
         w13_purge_delete::checks(p),
+        w15_sns::checks(p),
         startup::checks(p),
         moto::checks(p),
     ]
@@ -216,6 +220,24 @@ W13 purge/delete of a 200k durable queue, c16 sending elsewhere | other clients'
 W13 purge/delete of a 200k durable queue, c16 sending elsewhere | other clients' p99 during DeleteQueue | < 10 ms
 W13 purge/delete of a 200k durable queue, c16 sending elsewhere | PurgeQueue call | (context)
 W13 purge/delete of a 200k durable queue, c16 sending elsewhere | DeleteQueue call | (context)
+W15 SNS Publish, 1 raw subscription(s) (memory, c64) | publishes/s | (context)
+W15 SNS Publish, 1 raw subscription(s) (memory, c64) | deliveries/s | (context)
+W15 SNS Publish, 1 raw subscription(s) (memory, c64) | p99 | (context)
+W15 SNS Publish, 1 raw subscription(s) (durable, c64) | deliveries/s | (context)
+W15 SNS Publish, 1 raw subscription(s) (durable, c64) | p99 | (context)
+W15 SNS Publish, 10 raw subscription(s) (memory, c64) | publishes/s | (context)
+W15 SNS Publish, 10 raw subscription(s) (memory, c64) | deliveries/s | (context)
+W15 SNS Publish, 10 raw subscription(s) (memory, c64) | p99 | (context)
+W15 SNS Publish, 10 raw subscription(s) (durable, c64) | deliveries/s | (context)
+W15 SNS Publish, 10 raw subscription(s) (durable, c64) | p99 | (context)
+W15 SNS Publish, 100 raw subscription(s) (memory, c64) | publishes/s | (context)
+W15 SNS Publish, 100 raw subscription(s) (memory, c64) | deliveries/s | ≥ 200,000
+W15 SNS Publish, 100 raw subscription(s) (memory, c64) | p99 | (context)
+W15 SNS Publish, 100 raw subscription(s) (durable, c64) | deliveries/s | (context)
+W15 SNS Publish, 100 raw subscription(s) (durable, c64) | p99 | (context)
+W15 SNS Publish, 1 envelope subscription (signed, memory, c64) | publishes/s | (context)
+W15 SNS Publish, 1 envelope subscription (signed, memory, c64) | p99 | (context)
+W15 SNS Publish, 1 raw subscription (memory, c64) | publishes/s / W1 SendMessage (query) | ≥ 0.80
 Startup (in memory) | exec → first answered request | < 50 ms
 Startup (durable, empty dir) | exec → first answered request | < 50 ms
 Startup (in memory) | idle RSS | < 15 MiB

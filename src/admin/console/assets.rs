@@ -31,6 +31,7 @@ pub(super) const ASSETS: &[(&str, &str, &str)] = &[
     ("js/messages.js", JS, include_str!("js/messages.js")),
     ("js/actions.js", JS, include_str!("js/actions.js")),
     ("js/tools.js", JS, include_str!("js/tools.js")),
+    ("js/topics.js", JS, include_str!("js/topics.js")),
 ];
 
 /// The marker in `index.html` replaced by the first page of queues, so the page shows them

@@ -10,6 +10,7 @@ use foldhash::HashMap;
 
 use super::queue::Queue;
 use super::task::Task;
+use super::topics::Topics;
 use crate::command::Scope;
 use crate::engine::store::cache::BodyCache;
 use crate::engine::store::packed::PackedRecord;
@@ -34,6 +35,8 @@ pub(crate) struct Registry {
     cache: BodyCache,
     /// The long polls parked now, oldest first.
     pub polls: Polls,
+    /// SNS's topics and subscriptions.
+    topics: Topics,
 }
 
 impl Registry {
@@ -47,6 +50,7 @@ impl Registry {
             tasks: Vec::new(),
             cache: BodyCache::new(cache_bytes),
             polls: Polls::default(),
+            topics: Topics::default(),
         }
     }
 
@@ -218,5 +222,16 @@ impl Registry {
         self.by_name.clear();
         self.tombstones.clear();
         self.tasks.clear();
+        self.topics.clear();
+    }
+
+    /// SNS's topics.
+    pub fn topics(&self) -> &Topics {
+        &self.topics
+    }
+
+    /// SNS's topics, to change them.
+    pub fn topics_mut(&mut self) -> &mut Topics {
+        &mut self.topics
     }
 }

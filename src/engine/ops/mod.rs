@@ -17,3 +17,4 @@ pub(crate) mod poll;
 pub(crate) mod prepare;
 pub(crate) mod queue;
 pub(crate) mod redrive;
+pub(crate) mod sns;

@@ -281,7 +281,7 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
             .map(|v| v.value().try_into().map(u32::from_be_bytes));
         match found {
             Some(Ok(SCHEMA_VERSION)) => {}
-            Some(Ok(UPGRADABLE_FROM)) => {
+            Some(Ok(v)) if UPGRADABLE_FROM.contains(&v) => {
                 meta.insert(SCHEMA_KEY, SCHEMA_VERSION.to_be_bytes().as_slice())
                     .map_err(redb_err)?;
             }
@@ -308,6 +308,7 @@ fn init_schema(db: &Database, path: &Path) -> Result<(), StoreError> {
         txn.open_table(TOMBSTONES).map_err(redb_err)?;
         txn.open_table(DEDUP).map_err(redb_err)?;
         txn.open_table(TASKS).map_err(redb_err)?;
+        super::sns::create_tables(&txn)?;
     }
     txn.commit().map_err(redb_err)
 }

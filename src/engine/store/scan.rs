@@ -12,6 +12,7 @@ use super::schema::{
     DEDUP, MESSAGE_STATE, MESSAGES, META, PURGE_KEY, QUEUES, Row, SEQUENCE_KEY, StoreError, TASKS,
     TOMBSTONES, decode, redb_err,
 };
+use super::sns::LoadedSns;
 
 /// Rows handed over at a time: large enough that the channel costs nothing per message, small
 /// enough that at most a few hold memory at once.
@@ -109,6 +110,8 @@ pub(crate) struct Loaded {
     pub tasks: Vec<TaskRecord>,
     /// Purges still being carried out: (queue id, first sequence number kept).
     pub purges: Vec<(u64, u64)>,
+    /// SNS's topics, subscriptions and deduplication entries.
+    pub sns: LoadedSns,
 }
 
 /// The `meta` entries `<prefix><queue id>` → a big-endian number of `N` bytes: purges still
@@ -177,5 +180,6 @@ pub(crate) fn load(
         let (_, v) = row.map_err(redb_err)?;
         out.tasks.push(decode(v.value())?);
     }
+    out.sns = super::sns::load(db)?;
     Ok(out)
 }

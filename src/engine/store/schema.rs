@@ -14,6 +14,7 @@ use tokio::sync::oneshot;
 
 use super::packed::PackedRecord;
 use super::record::{self, DedupRecord, IndexFields, QueueRecord, StateRecord, TaskRecord};
+use super::sns_record::SnsOp;
 
 /// Schema version and other small settings, by name.
 pub(super) const META: TableDefinition<&str, &[u8]> = TableDefinition::new("meta");
@@ -44,11 +45,12 @@ pub(super) const TASKS: TableDefinition<&str, &[u8]> = TableDefinition::new("mov
 /// A file of [`UPGRADABLE_FROM`] is upgraded in place; one of any other version is refused at
 /// start-up with [`StoreError::Schema`], which names the file and both versions, so the
 /// operator keeps the matching localsqs or starts with another `--data-dir`.
-pub const SCHEMA_VERSION: u32 = 3;
-/// The older version this build still opens: schema 2 lacks queue scopes (their records end
-/// before the field, and `record::decode_queue` reads them) and keys tombstones by bare name.
-/// Opening such a file marks it version 3; its records are rewritten as they change.
-pub(super) const UPGRADABLE_FROM: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 4;
+/// The older versions this build still opens. Schema 2 lacks queue scopes (their records end
+/// before the field, and `record::decode_queue` reads them) and keys tombstones by bare name;
+/// schemas 2 and 3 lack SNS's tables (`sns.rs`), which opening creates empty. Opening such a
+/// file marks it version 4; its records are rewritten as they change.
+pub(super) const UPGRADABLE_FROM: &[u32] = &[2, 3];
 pub(super) const SCHEMA_KEY: &str = "schema_version";
 /// Most jobs folded into one commit.
 pub(super) const MAX_BATCH: usize = 4096;
@@ -90,6 +92,8 @@ pub(crate) enum Op {
     /// Remember a FIFO queue's highest sequence number (`meta`, `seq/<id>`), when PurgeQueue
     /// removes the messages and deduplication entries it would otherwise be restored from.
     PutSequence(u64, u128),
+    /// A change to SNS's tables (`sns.rs`).
+    Sns(SnsOp),
     /// Drop everything (the reset endpoint).
     ResetAll,
 }

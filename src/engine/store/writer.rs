@@ -686,7 +686,9 @@ fn apply_ops(db: &Database, jobs: &[Job], purges: &mut Vec<(u64, u64)>) -> Resul
                         .remove((*q, key.as_str()))
                         .map_err(redb_err)?;
                 }
+                Op::Sns(op) => super::sns::apply(&txn, op)?,
                 Op::ResetAll => {
+                    super::sns::clear(&txn)?;
                     table!(queues, txn, QUEUES)
                         .retain(|_, _| false)
                         .map_err(redb_err)?;

@@ -85,6 +85,7 @@ impl Setup {
             }
             tracing::warn!(error = %e, "declared queues not applied: storage refuses writes");
         }
+        crate::tools::sns::setup::apply(engine, &self.topic).await?;
         faults.clear();
         for rule in &self.fault {
             faults

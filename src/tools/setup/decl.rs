@@ -1,5 +1,5 @@
 //! Tools layer: the `--config` file as declared (a [`Setup`]): the queues to create at start,
-//! the fault rules, the clock and the push targets to start with.
+//! the fault rules, the clock, the push targets and the SNS topics to start with.
 //!
 //! Each `[[queue]]` becomes CreateQueue / SetQueueAttributes / TagQueue commands run through the
 //! engine, so a config file gets exactly the validation an SDK caller gets. Applying it twice
@@ -35,6 +35,9 @@ pub struct Setup {
     /// The clock to start with (`[clock]`).
     #[serde(default)]
     pub clock: ClockDecl,
+    /// SNS topics to create, with their subscriptions (`[[topic]]`, `tools/sns/setup.rs`).
+    #[serde(default)]
+    pub topic: Vec<crate::tools::sns::setup::TopicDecl>,
 }
 
 /// `[clock] freeze = true, advance_seconds = 3600`: start frozen and/or ahead of real time.

@@ -6,6 +6,7 @@ import { fmtClock, fmtDuration } from './dom.js';
 import { queuesPage } from './queues.js';
 import { queuePage } from './queue.js';
 import { toolsPage } from './tools.js';
+import { topicsPage } from './topics.js';
 
 const POLL_MS = 1500;
 const main = document.getElementById('main');
@@ -34,6 +35,9 @@ function route() {
   let section = 'queues';
   if (path[0] === 'queue' && path[1]) {
     page = queuePage(main, path[1], params);
+  } else if (path[0] === 'topics') {
+    section = 'topics';
+    page = topicsPage(main);
   } else if (path[0] === 'tools') {
     section = 'tools';
     page = toolsPage(main);

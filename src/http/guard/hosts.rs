@@ -43,7 +43,7 @@ impl AllowedHosts {
     }
 
     /// Whether a browser request with this `Host` may be served, arriving at `local`.
-    pub(super) fn allows(&self, host: Option<&str>, local: Option<SocketAddr>) -> bool {
+    pub(crate) fn allows(&self, host: Option<&str>, local: Option<SocketAddr>) -> bool {
         if self.any {
             return true;
         }

@@ -52,7 +52,7 @@ impl Credentials {
 
 /// The parts of a request before its body that a signature covers.
 #[derive(Clone, Copy)]
-pub(super) struct Head<'a> {
+pub(crate) struct Head<'a> {
     /// `GET`, `POST`, …
     pub method: &'a str,
     /// The path exactly as sent (still percent-encoded).
@@ -140,8 +140,8 @@ fn header_value(headers: &HeaderMap, name: &str) -> Option<String> {
     (!values.is_empty()).then(|| values.join(","))
 }
 
-/// The services whose credential scope this endpoint accepts.
-const SERVED: &[&str] = &["sqs"];
+/// The services whose credential scope this endpoint accepts (the first is named in the error).
+const SERVED: &[&str] = &["sqs", "sns"];
 
 /// The longest a presigned URL may stay valid: SigV4's signing keys last seven days, and AWS
 /// refuses a longer `X-Amz-Expires`.
@@ -160,7 +160,7 @@ struct Claim {
 }
 
 /// Whether a request carries a SigV4 signature at all (header or presigned query).
-pub(super) fn is_signed(headers: &HeaderMap, raw_query: Option<&str>) -> bool {
+pub(crate) fn is_signed(headers: &HeaderMap, raw_query: Option<&str>) -> bool {
     headers
         .get_all("authorization")
         .iter()
@@ -278,7 +278,7 @@ fn claim(head: &Head<'_>, query: &[(String, String)]) -> Result<Option<Claim>, S
 
 /// A signature whose key, date, scope and signed headers passed, before the body is read:
 /// [`Checked::verify`] then checks the signature itself over the body that arrived.
-pub(super) struct Checked {
+pub(crate) struct Checked {
     claim: Claim,
     secret: String,
     query: Vec<(String, String)>,
@@ -289,7 +289,7 @@ pub(super) struct Checked {
 /// valid for at most seven days and not dated ahead), its scope names a service this endpoint
 /// serves, `host` is signed, and the payload is not declared unsigned. An unauthenticated
 /// client is refused here, before the server buffers any body.
-pub(super) fn check(
+pub(crate) fn check(
     creds: &Credentials,
     head: &Head<'_>,
     now: SystemTime,
@@ -403,7 +403,7 @@ fn has_body(headers: &HeaderMap) -> bool {
 impl Checked {
     /// Verifies the signature over the request as it arrived: the payload hash is the SHA-256
     /// of `body`, and a declared `X-Amz-Content-Sha256` must equal it.
-    pub(super) fn verify(&self, head: &Head<'_>, body: &[u8]) -> Result<(), SqsError> {
+    pub(crate) fn verify(&self, head: &Head<'_>, body: &[u8]) -> Result<(), SqsError> {
         let c = &self.claim;
         if c.presigned && !body.is_empty() {
             return Err(presigned_body());

@@ -16,7 +16,7 @@ use super::hosts::AllowedHosts;
 
 /// What to do with a request, judged from its browser headers.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Verdict {
+pub(crate) enum Verdict {
     /// Not a browser's cross-origin request: serve it as is.
     Plain,
     /// A cross-origin request from an allowed origin: serve it with CORS headers for it.
@@ -29,7 +29,7 @@ pub(super) enum Verdict {
 
 /// The browser headers of a request, as [`CorsOrigins::judge`] reads them.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct BrowserHeaders<'a> {
+pub(crate) struct BrowserHeaders<'a> {
     /// `Origin`.
     pub origin: Option<&'a str>,
     /// `Sec-Fetch-Site`.
@@ -63,7 +63,7 @@ impl CorsOrigins {
 
     /// Judges a request from its browser headers: first whether it names a known host (only
     /// when it comes from a browser), then whether its origin may call the server.
-    pub(super) fn judge(
+    pub(crate) fn judge(
         &self,
         b: BrowserHeaders<'_>,
         hosts: &AllowedHosts,
@@ -98,7 +98,7 @@ impl CorsOrigins {
 }
 
 /// Headers of an answer to an allowed cross-origin request.
-pub(super) fn cors_headers(origin: &str) -> Vec<(&'static str, String)> {
+pub(crate) fn cors_headers(origin: &str) -> Vec<(&'static str, String)> {
     vec![
         ("access-control-allow-origin", origin.to_owned()),
         ("vary", "Origin".to_owned()),
@@ -111,7 +111,7 @@ pub(super) fn cors_headers(origin: &str) -> Vec<(&'static str, String)> {
 
 /// Headers of an answer to an allowed preflight (`OPTIONS` with
 /// `Access-Control-Request-Method`).
-pub(super) fn preflight_headers(
+pub(crate) fn preflight_headers(
     origin: &str,
     request_headers: Option<&str>,
 ) -> Vec<(&'static str, String)> {

@@ -13,15 +13,15 @@ use hyper::HeaderMap;
 use hyper::header::{ACCESS_CONTROL_REQUEST_HEADERS, AUTHORIZATION, HOST, ORIGIN};
 use serde_json::json;
 
-use super::front::Front;
 use super::origin::{self, BrowserHeaders, Verdict};
 use super::sigv4::{self, Checked, Head};
 use crate::admin::routes::{Access, Route};
 use crate::error::{ErrorCode, SqsError};
+use crate::http::front::Front;
 use crate::wire::{self, Protocol, WireResponse};
 
 /// A request that passed the gate.
-pub(super) struct Passed {
+pub(crate) struct Passed {
     /// CORS headers to add to the answer.
     pub cors: Vec<(&'static str, String)>,
     /// The signature, to verify over the body once it is read.
@@ -32,7 +32,7 @@ pub(super) struct Passed {
 }
 
 /// Why a request stops at the gate: the answer to send.
-pub(super) type Stopped = WireResponse;
+pub(crate) type Stopped = WireResponse;
 
 fn header<'a>(h: &'a HeaderMap, name: &hyper::header::HeaderName) -> Option<&'a str> {
     h.get(name).and_then(|v| v.to_str().ok())
@@ -59,7 +59,7 @@ fn has_token(front: &Front, h: &HeaderMap) -> bool {
 }
 
 /// Judges a request by its head alone.
-pub(super) fn check(
+pub(crate) fn check(
     front: &Front,
     route: Option<Route>,
     head: &Head<'_>,
@@ -111,6 +111,10 @@ pub(super) fn check(
         // The SQS API: signed when --auth sigv4 is on; the console signs with the admin token.
         (None, None) => (None, true),
         (None, Some(_)) if has_token(front, h) => (None, true),
+        // SNS's SubscribeURL and UnsubscribeURL are followed unsigned, as AWS serves them: the
+        // token (or, for Unsubscribe, the subscription's AuthenticateOnUnsubscribe) is their
+        // check, made by SNS itself.
+        (None, Some(_)) if !sigv4::is_signed(h, head.raw_query) && sns_link(head) => (None, true),
         (None, Some(creds)) => (Some(signed_check(creds)?), true),
         (Some(r), creds) => {
             let required = creds.is_some() || options.admin_token.is_some();
@@ -135,6 +139,19 @@ pub(super) fn check(
         signed,
         authorized,
     })
+}
+
+/// Whether the request is an unsigned SNS link: a GET of `Action=ConfirmSubscription` (with a
+/// `Token`) or `Action=Unsubscribe`, the URLs SNS hands out in its messages.
+fn sns_link(head: &Head<'_>) -> bool {
+    let Some(q) = head.raw_query.filter(|_| head.method == "GET") else {
+        return false;
+    };
+    let has = |p: &str| {
+        q.split('&')
+            .any(|kv| kv == p || kv.starts_with(&format!("{p}=")))
+    };
+    (has("Action=ConfirmSubscription") && has("Token")) || has("Action=Unsubscribe")
 }
 
 /// 401 for an admin request without the token or a signature.
