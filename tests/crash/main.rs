@@ -41,6 +41,7 @@ mod ledger;
 mod load;
 mod retries;
 mod under_load;
+mod urls;
 mod verify;
 
 use std::time::Duration;
