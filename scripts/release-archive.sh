@@ -12,7 +12,7 @@ target=${2:?usage: $0 BINARY TARGET OUT}
 out=${3:?usage: $0 BINARY TARGET OUT}
 version=$(bash "$root/scripts/release-version.sh")
 name=localsqs-$version-$target
-python=$(command -v python3 || command -v python)
+python=${PYTHON:-$(command -v python3 || command -v python)}
 
 [[ -f $bin ]] || { echo "$0: no binary at $bin" >&2; exit 2; }
 mkdir -p "$out"

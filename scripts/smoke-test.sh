@@ -8,7 +8,7 @@
 set -euo pipefail
 
 bin=${1:?usage: $0 BINARY}
-python=$(command -v python3 || command -v python)
+python=${PYTHON:-$(command -v python3 || command -v python)}
 port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 data=$(mktemp -d)
 "$bin" --port "$port" --data-dir "$data" >"$data.log" 2>&1 &
