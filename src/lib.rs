@@ -38,6 +38,7 @@ mod config;
 mod http;
 mod server;
 mod tools;
+mod urls;
 
 // The inner layers are public only for the crate's own tests (fixtures, fuzzing, the reference
 // model); they are not a stable API.
@@ -63,6 +64,7 @@ pub use http::options::{
 };
 pub use server::{RunningServer, Server};
 pub use tools::clock::{ClockState, PastTimeRange};
+pub use urls::ServerUrl;
 
 /// Fault injection: rules that make chosen requests fail, wait, repeat or reorder messages.
 pub mod faults {

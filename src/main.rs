@@ -275,7 +275,15 @@ async fn run(options: ServerOptions) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tracing::info!(endpoint = %server.endpoint(), %mode, "localsqs is serving");
+    // One line per URL that reaches the listener (for 0.0.0.0: loopback, then the machine's
+    // other addresses); the first also says where state is kept.
+    for (i, url) in server.urls().iter().enumerate() {
+        if i == 0 {
+            tracing::info!(endpoint = %url.endpoint, console = %url.console, %mode, "localsqs is serving");
+        } else {
+            tracing::info!(endpoint = %url.endpoint, console = %url.console, "localsqs is serving");
+        }
+    }
     shutdown_signal().await;
     tracing::info!("shutting down");
     server.shutdown().await;

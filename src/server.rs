@@ -31,6 +31,7 @@ use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
 use crate::tools::sns::deliver::SnsWorker;
 use crate::tools::sns::signing::Signer;
+use crate::urls::{self, ServerUrl};
 
 /// Builds and starts a localsqs server, in-process: the Rust counterpart of moto's
 /// `ThreadedMotoServer` and ElasticMQ's `withDynamicPort`.
@@ -346,6 +347,20 @@ impl RunningServer {
     #[must_use]
     pub fn endpoint(&self) -> String {
         format!("http://{}", self.addr)
+    }
+
+    /// The URLs that reach this server, loopback first, each with the console's page under it:
+    /// the bound address, or for a wildcard bind (`0.0.0.0`, `[::]`) loopback and each of the
+    /// machine's other addresses, which clients can dial where they cannot dial `0.0.0.0`.
+    #[must_use]
+    pub fn urls(&self) -> Vec<ServerUrl> {
+        let wildcard = self.addr.ip().is_unspecified();
+        let interfaces = if wildcard {
+            urls::interface_addresses()
+        } else {
+            Vec::new()
+        };
+        urls::reachable(self.addr, &interfaces)
     }
 
     /// The engine behind the server (for tests that drive an injected clock).

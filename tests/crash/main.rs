@@ -42,6 +42,7 @@ mod load;
 mod retries;
 mod sns;
 mod under_load;
+mod urls;
 mod verify;
 
 use std::time::Duration;
