@@ -1,5 +1,5 @@
-//! Engine layer, top: the settings an engine opens with ([`EngineOptions`]), and the extension
-//! point it asks about a standard receive's order ([`ReceiveOrder`]).
+//! Engine layer, top: the settings an engine opens with ([`EngineOptions`], [`Regions`]), and
+//! the extension point it asks about a standard receive's order ([`ReceiveOrder`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +40,23 @@ pub struct EngineOptions {
     /// such limit; an emulator must not let clients grow its memory without bound. `None`
     /// lifts it.
     pub max_queues: Option<usize>,
+    /// Whether the region a request signs for scopes its queues (AWS's way, the default) or
+    /// is ignored, as ElasticMQ ignores it (`--regions any`).
+    pub regions: Regions,
+}
+
+/// How regions scope queues (`--regions`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Regions {
+    /// As in AWS: a request acts in the region it signs for (or its queue URL names), and a
+    /// queue lives in one region.
+    #[default]
+    Scoped,
+    /// As in ElasticMQ: the region a request signs for is ignored. New queues go to the
+    /// configured region, and a queue URL finds its queue by account and name in whatever
+    /// region holds it (the region it names, else the configured one, else the first other
+    /// region in name order).
+    Any,
 }
 
 impl Default for EngineOptions {
@@ -55,6 +72,7 @@ impl Default for EngineOptions {
             receive_order: None,
             max_inflight: Some(120_000),
             max_queues: Some(100_000),
+            regions: Regions::Scoped,
         }
     }
 }
