@@ -185,8 +185,9 @@ class _Redirect:
         self._session = self._UNSET
 
 
-# The session's redirection, once `localsqs` has started (one per process: one per xdist worker).
-_redirect: Optional[_Redirect] = None
+# The session's redirection, once `localsqs` has started; kept on the session's config, so that
+# a pytest session run inside another (pytester) has its own. One per xdist worker.
+_REDIRECT = pytest.StashKey[Optional[_Redirect]]()
 
 
 def server_settings(config: pytest.Config) -> Dict[str, Any]:
@@ -208,20 +209,22 @@ def server_settings(config: pytest.Config) -> Dict[str, Any]:
 @pytest.fixture(scope="session")
 def localsqs(request: pytest.FixtureRequest) -> Iterator[Server]:
     """A running localsqs server for the session; reset before each test that uses it."""
-    global _redirect
-    server = Server(**server_settings(request.config))
+    config = request.config
+    server = Server(**server_settings(config))
     server.start()
-    if not _flag(request.config, "no-env"):
+    redirect = None
+    if not _flag(config, "no-env"):
         # From here on, so that session-scoped fixtures built on this one are redirected too;
         # `_localsqs_env` takes it back around the tests that do not use the server.
-        _redirect = _Redirect(redirect_env(server, _flag(request.config, "set-endpoint-url")))
-        _redirect.apply()
+        redirect = _Redirect(redirect_env(server, _flag(config, "set-endpoint-url")))
+        redirect.apply()
+    config.stash[_REDIRECT] = redirect
     try:
         yield server
     finally:
-        if _redirect is not None:
-            _redirect.restore()
-            _redirect = None
+        config.stash[_REDIRECT] = None
+        if redirect is not None:
+            redirect.restore()
         server.stop()
 
 
@@ -232,7 +235,7 @@ def _localsqs_env(request: pytest.FixtureRequest) -> Iterator[None]:
     uses = "localsqs" in request.fixturenames
     if uses:
         request.getfixturevalue("localsqs")
-    redirect = _redirect
+    redirect = request.config.stash.get(_REDIRECT, None)
     if redirect is None:
         yield
         return
