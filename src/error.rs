@@ -193,19 +193,34 @@ impl SqsError {
         Self::new(ErrorCode::QueueDoesNotExist, NON_EXISTENT_QUEUE_JSON)
     }
 
-    /// The message to send: the table's fixed text for this code and protocol when it has
-    /// one, else this error's own message.
+    /// `QueueDoesNotExist` with localsqs's own explanation after AWS's fixed text (which
+    /// clients and their users may rely on, so it stays first and whole).
     #[must_use]
-    pub fn text(&self, query: bool) -> &str {
+    pub fn queue_does_not_exist_because(why: &str) -> Self {
+        Self::new(
+            ErrorCode::QueueDoesNotExist,
+            format!("{NON_EXISTENT_QUEUE_JSON} {why}"),
+        )
+    }
+
+    /// The message to send: the table's fixed text for this code and protocol when it has
+    /// one (then whatever this error's message adds after the JSON text), else this error's
+    /// own message.
+    #[must_use]
+    pub fn text(&self, query: bool) -> Cow<'_, str> {
         match self.code.spec().texts {
             Some((json, query_text)) => {
-                if query {
-                    query_text
-                } else {
-                    json
+                let fixed = if query { query_text } else { json };
+                match self
+                    .message
+                    .strip_prefix(json)
+                    .filter(|rest| !rest.is_empty())
+                {
+                    Some(rest) => Cow::Owned(format!("{fixed}{rest}")),
+                    None => Cow::Borrowed(fixed),
                 }
             }
-            None => &self.message,
+            None => Cow::Borrowed(&self.message),
         }
     }
 
@@ -272,6 +287,15 @@ mod tests {
         assert_eq!(
             e.text(true),
             "The specified queue does not exist for this wsdl version."
+        );
+        let e = SqsError::queue_does_not_exist_because("(localsqs: why.)");
+        assert_eq!(
+            e.text(true),
+            "The specified queue does not exist for this wsdl version. (localsqs: why.)"
+        );
+        assert_eq!(
+            e.text(false),
+            "The specified queue does not exist. (localsqs: why.)"
         );
         let other = SqsError::missing("QueueUrl");
         assert_eq!(other.text(true), other.text(false));

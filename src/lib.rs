@@ -51,9 +51,10 @@ pub mod error;
 #[doc(hidden)]
 pub mod wire;
 
-pub use config::ServerOptions;
+pub use config::{Pinned, ServerOptions};
 pub use engine::{
-    Clock, DiskFaults, EngineOptions, IdGen, ManualClock, RandomIds, SeededIds, SystemClock,
+    Clock, DiskFaults, EngineOptions, IdGen, ManualClock, RandomIds, Regions, SeededIds,
+    SystemClock,
 };
 pub use http::conn::ConnectionLimits;
 pub use http::guard::hosts::AllowedHosts;
@@ -81,5 +82,7 @@ pub mod push {
 
 /// The `--config` file's declarations.
 pub mod setup {
-    pub use crate::tools::setup::{ClockDecl, DeadLetter, QueueDecl, RedriveAllow, Setup, parse};
+    pub use crate::tools::setup::{
+        ClockDecl, DeadLetter, QueueDecl, RedriveAllow, ServerDefaults, Setup, parse,
+    };
 }

@@ -6,32 +6,27 @@ use std::process::ExitCode;
 
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 mod ctl;
 
 use localsqs::{
     AllowedHosts, Compat, ConnectionLimits, CorsOrigins, Credentials, DEFAULT_MAX_REQUEST_BYTES,
-    DEFAULT_MIN_BODY_RATE, EngineOptions, HttpOptions, ServerOptions,
+    DEFAULT_MIN_BODY_RATE, EngineOptions, HttpOptions, Pinned, Regions, ServerOptions,
 };
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
-#[derive(Debug, Parser)]
+#[derive(Debug, clap::Parser)]
 #[command(version, about)]
 struct Flags {
     /// Talk to a running server instead of starting one.
     #[command(subcommand)]
     ctl: Option<ctl::Ctl>,
-    /// Address to listen on.
-    #[arg(
-        long,
-        global = true,
-        env = "LOCALSQS_HOST",
-        default_value = "127.0.0.1"
-    )]
+    /// Address to listen on (0.0.0.0: every interface).
+    #[arg(long, env = "LOCALSQS_HOST", default_value = "127.0.0.1")]
     host: String,
-    /// Port to listen on.
-    #[arg(long, global = true, env = "LOCALSQS_PORT", default_value_t = 9324)]
+    /// Port to listen on (0 picks a free one, named in the log).
+    #[arg(long, env = "LOCALSQS_PORT", default_value_t = 9324)]
     port: u16,
     /// Keep state durably in this directory (default: in memory).
     #[arg(long, env = "LOCALSQS_DATA_DIR")]
@@ -53,9 +48,21 @@ struct Flags {
     /// QueueDeletedRecently.
     #[arg(long, env = "LOCALSQS_ENFORCE_COOLOFFS")]
     enforce_cooloffs: bool,
-    /// TOML file declaring queues to create at start (applied idempotently).
+    /// File declaring queues (and fault rules, the clock, push targets) to create at start,
+    /// applied idempotently: localsqs's TOML or ElasticMQ's elasticmq.conf, told apart by
+    /// their content.
     #[arg(long, env = "LOCALSQS_CONFIG")]
     config: Option<PathBuf>,
+    /// Whether the region a client signs for scopes its queues: `scoped` (AWS's way; the
+    /// default) or `any` (ElasticMQ's: a queue is found by account and name in any region;
+    /// the default with an ElasticMQ config).
+    #[arg(long, env = "LOCALSQS_REGIONS", value_enum)]
+    regions: Option<RegionsFlag>,
+    /// Directory of LocalStack-style init hooks: runs boot.d/*.sh before start, start.d and
+    /// ready.d once serving (with AWS_ENDPOINT_URL and an `awslocal` on PATH), shutdown.d
+    /// when stopping. Failing scripts are logged, not fatal.
+    #[arg(long, env = "LOCALSQS_INIT_DIR")]
+    init_dir: Option<PathBuf>,
     /// Seconds a client may take to send a request's headers.
     #[arg(long, env = "LOCALSQS_HEADER_TIMEOUT", default_value_t = 10)]
     header_timeout: u64,
@@ -155,6 +162,15 @@ enum CompatFlag {
     Localstack,
 }
 
+/// `--regions` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RegionsFlag {
+    /// A queue lives in one region; requests act in the region they sign for.
+    Scoped,
+    /// The signing region is ignored; queues are found by account and name.
+    Any,
+}
+
 /// `--auth` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum AuthFlag {
@@ -187,18 +203,29 @@ fn init_logs(format: LogFormat) {
 }
 
 fn main() -> ExitCode {
-    let f = Flags::parse();
+    let matches = Flags::command().get_matches();
+    let f = match Flags::from_arg_matches(&matches) {
+        Ok(f) => f,
+        Err(e) => e.exit(),
+    };
+    // Given on the command line or in the environment, not left at the default: a config
+    // file's own defaults (ElasticMQ's aws block) do not override these.
+    let chosen = |id: &str| {
+        matches
+            .value_source(id)
+            .is_some_and(|s| s != clap::parser::ValueSource::DefaultValue)
+    };
+    let pinned = Pinned {
+        account_id: chosen("account_id"),
+        region: chosen("region"),
+        regions: chosen("regions"),
+    };
     init_logs(f.log_format);
     if f.healthcheck {
         return ctl::healthcheck(f.port);
     }
     if let Some(c) = f.ctl {
-        let host = if f.host == "0.0.0.0" {
-            "127.0.0.1"
-        } else {
-            &f.host
-        };
-        return ctl::run(c, host, f.port, f.admin_token.as_deref());
+        return ctl::run(c, &f.host, f.port, f.admin_token.as_deref());
     }
     let sigv4 = match f.auth {
         AuthFlag::None => None,
@@ -246,9 +273,15 @@ fn main() -> ExitCode {
             max_inflight: (f.max_inflight > 0).then_some(f.max_inflight),
             max_queues: (f.max_queues > 0).then_some(f.max_queues),
             body_cache_bytes: f.body_cache_mib.saturating_mul(1 << 20),
+            regions: match f.regions {
+                None | Some(RegionsFlag::Scoped) => Regions::Scoped,
+                Some(RegionsFlag::Any) => Regions::Any,
+            },
             ..EngineOptions::default()
         },
         config_file: f.config,
+        init_dir: f.init_dir,
+        pinned,
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -15,7 +15,7 @@ use crate::command::hooks::Hook;
 use crate::command::sns::envelope::SnsSigner;
 use crate::config::ServerOptions;
 use crate::engine::{
-    Clock, DiskFaults, Engine, EngineOptions, IdGen, RandomIds, ReceiveOrder, SystemClock,
+    Clock, DiskFaults, Engine, EngineOptions, IdGen, RandomIds, ReceiveOrder, Regions, SystemClock,
 };
 use crate::http::conn::ConnectionLimits;
 use crate::http::front::Front;
@@ -26,6 +26,7 @@ use crate::http::listen;
 use crate::http::options::Compat;
 use crate::tools::clock::{ClockState, ControlledClock, PastTimeRange};
 use crate::tools::faults::{FaultRule, Faults};
+use crate::tools::init::{InitHooks, Stage};
 use crate::tools::metrics::Metrics;
 use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
@@ -105,10 +106,28 @@ impl Server {
         self
     }
 
-    /// Creates the queues declared in this TOML file at start.
+    /// Creates the queues declared in this TOML file (or ElasticMQ's `elasticmq.conf`) at
+    /// start.
     #[must_use]
     pub fn config_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.options.config_file = Some(path.into());
+        self
+    }
+
+    /// Runs LocalStack-style init hooks from this directory (`boot.d`, `start.d`, `ready.d`,
+    /// `shutdown.d`); see [`RunningServer::init_done`].
+    #[must_use]
+    pub fn init_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.options.init_dir = Some(dir.into());
+        self
+    }
+
+    /// Whether regions scope queues ([`Regions::Scoped`], AWS's way and the default) or not
+    /// ([`Regions::Any`], ElasticMQ's). Chosen here, it holds even with an ElasticMQ config.
+    #[must_use]
+    pub fn regions(mut self, regions: Regions) -> Self {
+        self.options.engine.regions = regions;
+        self.options.pinned.regions = true;
         self
     }
 
@@ -248,9 +267,30 @@ impl Server {
     pub async fn start(self) -> Result<RunningServer, Box<dyn std::error::Error + Send + Sync>> {
         let ServerOptions {
             http,
-            engine: engine_options,
+            engine: mut engine_options,
             config_file,
+            init_dir,
+            pinned,
         } = self.options;
+        let mut startup = match &config_file {
+            Some(path) => setup::load(path)?,
+            None => Setup::default(),
+        };
+        apply_defaults(&startup, &mut engine_options, pinned);
+        let init = Arc::new(match &init_dir {
+            Some(dir) => InitHooks::discover(dir)?,
+            None => InitHooks::none(),
+        });
+        let (key, secret) = http
+            .sigv4
+            .as_ref()
+            .and_then(sigv4::Credentials::first)
+            .unwrap_or(("test", "test"));
+        let (key, secret) = (key.to_owned(), secret.to_owned());
+        // boot.d runs before anything answers; it knows the endpoint only when the port is set.
+        let planned = (http.port != 0).then(|| endpoint_url(&http.host, http.port));
+        init.set_env(planned.as_deref(), &key, &secret, &engine_options.region);
+        init.run(Stage::Boot).await;
         let clock = Arc::new(ControlledClock::new(self.clock));
         let faults = Arc::new(Faults::new());
         // Fault rules' `reorder` decides the order of a standard queue's receive.
@@ -264,15 +304,12 @@ impl Server {
             sns_signer: Some(sns_signer),
             ..engine_options
         };
+        let region = engine_options.region.clone();
         let engine = Engine::open(
             engine_options,
             Arc::clone(&clock) as Arc<dyn Clock>,
             self.ids,
         )?;
-        let mut startup = match &config_file {
-            Some(path) => setup::load(path)?,
-            None => Setup::default(),
-        };
         startup.fault.splice(0..0, self.faults);
         let push = Arc::new(PushTargets::new(
             engine.clone(),
@@ -280,8 +317,14 @@ impl Server {
             self.push,
         ));
         startup.restore(&engine, &faults, &clock, &push).await?;
-        let listener = TcpListener::bind((http.host.as_str(), http.port)).await?;
+        let listener = bind(&http.host, http.port).await?;
         let addr = listener.local_addr()?;
+        init.set_env(
+            Some(&endpoint_url(&addr.ip().to_string(), addr.port())),
+            &key,
+            &secret,
+            &region,
+        );
         let (stop_tx, stop_rx) = watch::channel(false);
         let mut metrics = Metrics::new(&engine, &faults);
         metrics.register_push(&push);
@@ -299,6 +342,9 @@ impl Server {
             clock: Arc::clone(&clock),
             push: Arc::clone(&push),
             startup,
+            init: Arc::clone(&init),
+            started_at: std::time::SystemTime::now(),
+            session_id: uuid::Uuid::new_v4().to_string(),
         };
         let front = Arc::new(Front::new(engine.clone(), http, hooks, admin));
         // Deliveries to http and lambda subscriptions, until the server stops.
@@ -312,16 +358,121 @@ impl Server {
             .run(),
         );
         let task = tokio::spawn(listen::accept_loop(listener, front, stop_rx));
+        // start.d and ready.d call the server, so they run once it serves, in the background.
+        let (init_tx, init_rx) = watch::channel(false);
+        let hooks = Arc::clone(&init);
+        tokio::spawn(async move {
+            hooks.run(Stage::Start).await;
+            hooks.run(Stage::Ready).await;
+            let _ = init_tx.send(true);
+        });
         Ok(RunningServer {
             addr,
             engine,
             faults,
             push,
             clock,
+            init,
+            init_done: init_rx,
             stop: stop_tx,
             task,
         })
     }
+}
+
+/// `http://host:port` for a client of a server listening on `host` (a wildcard address means
+/// this machine's loopback).
+fn endpoint_url(host: &str, port: u16) -> String {
+    let host = match host {
+        "0.0.0.0" | "" => "127.0.0.1",
+        "::" | "[::]" => "::1",
+        other => other,
+    };
+    if host.contains(':') && !host.starts_with('[') {
+        format!("http://[{host}]:{port}")
+    } else {
+        format!("http://{host}:{port}")
+    }
+}
+
+/// Applies what the config file says about the server (ElasticMQ's `aws { }` block and its
+/// region-blind lookups) where the caller chose nothing; says so in the log, and warns where a
+/// choice of the caller's overrides the file.
+fn apply_defaults(startup: &Setup, engine: &mut EngineOptions, pinned: crate::config::Pinned) {
+    let d = &startup.server;
+    let source = d.source;
+    let set = |what: &str, flag: &str, pinned: bool, slot: &mut String, value: &Option<String>| {
+        let Some(v) = value else { return };
+        if !pinned {
+            tracing::info!("{source} sets the {what}: {v}");
+            v.clone_into(slot);
+        } else if slot != v {
+            tracing::warn!("{flag} {slot} overrides the {what} {v} of {source}");
+        }
+    };
+    set(
+        "account",
+        "--account-id",
+        pinned.account_id,
+        &mut engine.account_id,
+        &d.account_id,
+    );
+    set(
+        "region",
+        "--region",
+        pinned.region,
+        &mut engine.region,
+        &d.region,
+    );
+    if let Some(r) = d.regions
+        && !pinned.regions
+    {
+        if r == Regions::Any {
+            tracing::info!(
+                "{source}: queues are found by account and name whatever region a client signs for, as in ElasticMQ (--regions any; --regions scoped for AWS's way)"
+            );
+        }
+        engine.regions = r;
+    }
+}
+
+/// Binds the listening socket; an error names the address and port, and what to do.
+async fn bind(host: &str, port: u16) -> Result<TcpListener, String> {
+    let shown = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| {
+            format!("--host {host}: not an IP address, nor a name this machine can resolve ({e})")
+        })?
+        .collect();
+    let Some(first) = addrs.first().copied() else {
+        return Err(format!("--host {host}: the name resolves to no address"));
+    };
+    let mut last = None;
+    for addr in addrs {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some((addr, e)),
+        }
+    }
+    let (addr, e) = last.unwrap_or((first, std::io::Error::other("no address")));
+    Err(match e.kind() {
+        // The system's own words stay in the message: helpers in other languages match them.
+        std::io::ErrorKind::AddrInUse => format!(
+            "cannot listen on {addr}: {e}: port {port} is taken (by another localsqs?); try another --port, or --port 0 for a free one"
+        ),
+        std::io::ErrorKind::AddrNotAvailable => format!(
+            "cannot listen on {shown}: --host {host} is not an address of this machine ({e})"
+        ),
+        std::io::ErrorKind::PermissionDenied => format!(
+            "cannot listen on {addr}: permission denied ({e}); ports below 1024 need privileges, so pick another --port"
+        ),
+        _ => format!("cannot listen on {shown} (--host {host}, --port {port}): {e}"),
+    })
 }
 
 /// A running server. Dropping it does not stop it; call [`RunningServer::shutdown`].
@@ -332,6 +483,8 @@ pub struct RunningServer {
     faults: Arc<Faults>,
     push: Arc<PushTargets>,
     clock: Arc<ControlledClock>,
+    init: Arc<InitHooks>,
+    init_done: watch::Receiver<bool>,
     stop: watch::Sender<bool>,
     task: JoinHandle<()>,
 }
@@ -423,9 +576,17 @@ impl RunningServer {
         &self.push
     }
 
-    /// Stops the push targets and accepting, answers parked long polls, finishes open
-    /// requests, and returns.
+    /// Waits until the `start.d` and `ready.d` init hooks have run (at once without
+    /// [`Server::init_dir`]).
+    pub async fn init_done(&self) {
+        let mut done = self.init_done.clone();
+        let _ = done.wait_for(|d| *d).await;
+    }
+
+    /// Runs the `shutdown.d` init hooks, stops the push targets and accepting, answers parked
+    /// long polls, finishes open requests, and returns.
     pub async fn shutdown(self) {
+        self.init.run(Stage::Shutdown).await;
         self.push.shutdown().await;
         let _ = self.stop.send(true);
         self.engine.shutdown();

@@ -12,9 +12,12 @@ import pytest
 pytest.importorskip("xdist")
 
 # Run on every worker (--dist each): both create the same queue name and send their worker id,
-# wait for each other, then must see only their own message, and a server with one queue.
+# wait for each other, then must see only their own message, and a server with one queue; and
+# application code's own boto3 client reaches the worker's server.
 SAME_NAME_ON_EVERY_WORKER = """
 import json, os, pathlib, time
+
+import boto3
 
 BARRIER = pathlib.Path(os.environ["LOCALSQS_TEST_BARRIER"])
 WORKERS = int(os.environ["PYTEST_XDIST_WORKER_COUNT"])
@@ -36,6 +39,8 @@ def test_same_queue_name(localsqs, worker_id):
     got = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1)
     assert [m["Body"] for m in got.get("Messages", [])] == [worker_id]
     assert localsqs.health()["queues"] == 1
+    # Code that builds its own client reaches this worker's server, not the other's.
+    assert boto3.client("sqs").meta.endpoint_url == localsqs.endpoint_url
 """
 
 # Many tests spread over the workers (--dist load), with --localsqs-data-dir: each resets its

@@ -4,7 +4,7 @@
 
 use super::routes::Route;
 use super::state::{Admin, Answer, Req};
-use super::{clock, console, faults, health, peek, push, sns};
+use super::{clock, console, faults, health, localstack, peek, push, sns};
 use crate::wire::{WireRequest, WireResponse};
 
 impl Admin {
@@ -26,6 +26,10 @@ impl Admin {
         let answer: Answer = match route {
             Route::Health => health::health(self, &req),
             Route::LocalStackHealth => health::localstack_health(self, &req),
+            Route::LocalStackInit => localstack::init(self, &req),
+            Route::LocalStackInitStage => localstack::init_stage(self, &req),
+            Route::LocalStackInfo => localstack::info(self, &req),
+            Route::About => health::about(self, &req),
             Route::Metrics => health::metrics(self, &req),
             Route::Peek => peek::peek(self, &req),
             Route::Reset => clock::reset(self, &req).await,

@@ -1,10 +1,11 @@
 //! Admin layer: health checks: `/health` (liveness and readiness, with the storage state) and
-//! LocalStack's `/_localstack/health`, which suites and wait scripts poll.
+//! LocalStack's `/_localstack/health`, which suites and wait scripts poll; `/_localsqs/about`
+//! (which server this is); and `/metrics`.
 
 use serde_json::json;
 
 use super::state::{Admin, Answer, Req, ok_json};
-use crate::engine::StorageState;
+use crate::engine::{Regions, StorageState};
 use crate::wire::WireResponse;
 
 /// `GET /health`: live while it answers; ready only while storage commits (then 503, with the
@@ -45,6 +46,30 @@ pub fn health(admin: &Admin, _req: &Req<'_>) -> Answer {
             "reason": reason,
         }),
     ))
+}
+
+/// `GET /_localsqs/about`: which server this is (`"server": "localsqs"`, its version), where its
+/// state lives, and its account, region and region mode. The `clock` and `faults` subcommands
+/// ask it first, to say which server answered and to refuse a port that holds something else.
+pub fn about(admin: &Admin, _req: &Req<'_>) -> Answer {
+    let cfg = admin.engine.config();
+    let uptime = std::time::SystemTime::now()
+        .duration_since(admin.started_at)
+        .map_or(0, |d| d.as_secs());
+    Ok(ok_json(&json!({
+        "server": "localsqs",
+        "version": env!("CARGO_PKG_VERSION"),
+        "mode": if admin.engine.durable() { "durable" } else { "memory" },
+        "data_dir": cfg.data_dir.as_ref().map(|d| d.display().to_string()),
+        "account_id": cfg.account_id,
+        "region": cfg.region,
+        "regions": match cfg.regions {
+            Regions::Scoped => "scoped",
+            Regions::Any => "any",
+        },
+        "pid": std::process::id(),
+        "uptime_seconds": uptime,
+    })))
 }
 
 /// `GET|HEAD /_localstack/health`: the shape LocalStack answers; suites and wait scripts check

@@ -19,6 +19,14 @@ pub enum Route {
     Reset,
     /// `GET /_localstack/health`: LocalStack's health check, answering that SQS is running.
     LocalStackHealth,
+    /// `GET /_localstack/init`: where LocalStack-style init hooks stand, in LocalStack's shape.
+    LocalStackInit,
+    /// `GET /_localstack/init/<stage>`: one stage of the init hooks.
+    LocalStackInitStage,
+    /// `GET /_localstack/info`: LocalStack's instance information.
+    LocalStackInfo,
+    /// `GET /_localsqs/about`: which server this is, its version and where its state lives.
+    About,
     /// `GET /_localsqs/clock`: the server's time, offset and whether it is frozen.
     ShowClock,
     /// `POST /_localsqs/clock`: advance, freeze, resume or reset the clock.
@@ -104,6 +112,22 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
         PathMatch::Exact("/_localstack/health"),
         Route::LocalStackHealth,
     ),
+    (
+        "GET",
+        PathMatch::Exact(LOCALSTACK_INIT_PATH),
+        Route::LocalStackInit,
+    ),
+    (
+        "GET",
+        PathMatch::Under(LOCALSTACK_INIT_PATH),
+        Route::LocalStackInitStage,
+    ),
+    (
+        "GET",
+        PathMatch::Exact("/_localstack/info"),
+        Route::LocalStackInfo,
+    ),
+    ("GET", PathMatch::Exact(ABOUT_PATH), Route::About),
     ("GET", PathMatch::Tree(PEEK_PATH), Route::Peek),
     ("POST", PathMatch::Exact(RESET_PATH), Route::Reset),
     ("GET", PathMatch::Exact(CLOCK_PATH), Route::ShowClock),
@@ -137,6 +161,10 @@ pub const TOPICS_PATH: &str = "/_localsqs/topics";
 /// Where SNS's signing certificate is served: this, hex, `.pem`.
 pub const SNS_CERT_PREFIX: &str = "/SimpleNotificationService-";
 
+/// Path of LocalStack's init-hook status; `/<stage>` below it gives one stage.
+pub const LOCALSTACK_INIT_PATH: &str = "/_localstack/init";
+/// Path of the server's identity (`localsqs clock|faults` ask it first).
+pub const ABOUT_PATH: &str = "/_localsqs/about";
 /// Path of the clock control.
 pub const CLOCK_PATH: &str = "/_localsqs/clock";
 /// Path of the fault-injection rules.
@@ -183,7 +211,11 @@ impl Route {
     #[must_use]
     pub fn access(self) -> Access {
         match self {
-            Route::Health | Route::LocalStackHealth => Access::Open,
+            // The init status is a readiness check: wait scripts poll `/_localstack/init/ready`.
+            Route::Health
+            | Route::LocalStackHealth
+            | Route::LocalStackInit
+            | Route::LocalStackInitStage => Access::Open,
             Route::Metrics => Access::Metrics,
             Route::Console => Access::Page,
             _ => Access::Guarded,
@@ -265,5 +297,20 @@ mod tests {
             route("GET", "/_localsqs/topics", false),
             Some(Route::ConsoleTopics)
         );
+        assert_eq!(
+            route("GET", "/_localstack/init", false),
+            Some(Route::LocalStackInit)
+        );
+        assert_eq!(
+            route("GET", "/_localstack/init/ready", false),
+            Some(Route::LocalStackInitStage)
+        );
+        assert_eq!(route("GET", "/_localstack/init/ready/x", false), None);
+        assert_eq!(
+            route("GET", "/_localstack/info", false),
+            Some(Route::LocalStackInfo)
+        );
+        assert_eq!(route("GET", "/_localsqs/about", false), Some(Route::About));
+        assert_eq!(route("GET", "/_localsqs/aboutx", false), None);
     }
 }

@@ -9,6 +9,7 @@ use serde_json::json;
 use crate::engine::Engine;
 use crate::tools::clock::ControlledClock;
 use crate::tools::faults::Faults;
+use crate::tools::init::InitHooks;
 use crate::tools::metrics::Metrics;
 use crate::tools::push::PushTargets;
 use crate::tools::setup::Setup;
@@ -28,6 +29,12 @@ pub struct Admin {
     pub push: Arc<PushTargets>,
     /// What the server started with (config file and builder), restored by a reset.
     pub startup: Setup,
+    /// The init hooks and where they stand (`/_localstack/init`).
+    pub init: Arc<InitHooks>,
+    /// When the server started (uptimes in `/_localsqs/about`, `/_localstack/info`).
+    pub started_at: std::time::SystemTime,
+    /// This run's id (LocalStack's `session_id` in `/_localstack/info`).
+    pub session_id: String,
 }
 
 impl std::fmt::Debug for Admin {

@@ -1,9 +1,9 @@
 //! Engine layer, top: the `Engine` handle. Opening (loading the store into the model, restarting
 //! move tasks, starting the sweeper), reloading after a recovered disk, the sweep, shutdown
 //! and close; and what every action shares: the lock, the clock, the request scope
-//! ([`Engine::scope_for`]), queue resolution and waiting for a commit. The actions themselves
-//! are `impl Engine` blocks in `ops/`; the match over `Command` is [`Engine::execute`] in
-//! `ops/execute.rs`.
+//! ([`Engine::scope_for`]) and waiting for a commit (queue resolution is in `resolve.rs`). The
+//! actions themselves are `impl Engine` blocks in `ops/`; the match over `Command` is
+//! [`Engine::execute`] in `ops/execute.rs`.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -11,10 +11,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use super::clock::{Clock, IdGen, MAX_TIME_MS};
 use super::load;
 use super::metrics::EngineMetrics;
-use super::model::address::{self, UrlParts};
-use super::model::queue::Queue;
 use super::model::registry::{COOLOFF_MS, Registry};
-use super::options::EngineOptions;
+use super::options::{EngineOptions, Regions};
 use super::store::handle::Store;
 use super::store::scan;
 use super::store::schema::{Commit, Op, StoreError};
@@ -360,13 +358,16 @@ impl Engine {
 
     /// The account and region a request acts in: the region of its credential scope, else the
     /// configured one; the account of its access key id when that is 12 digits, else the
-    /// configured one (docs/protocol.md §1.1). When that is the configured scope (the usual
-    /// case) the configured `Arc` is shared, so a request allocates nothing for it.
+    /// configured one (docs/protocol.md §1.1); with [`Regions::Any`], always the configured
+    /// region. When that is the configured scope (the usual case) the configured `Arc` is
+    /// shared, so a request allocates nothing for it.
     #[must_use]
     pub fn scope_for(&self, access_key: Option<&str>, region: Option<&str>) -> Arc<Scope> {
         let default = &self.inner.default_scope;
         let account = access_key.filter(|k| is_account_id(k) && *k != default.account);
-        let region = region.filter(|r| *r != default.region);
+        // `--regions any`: the region a client signs for changes nothing, as in ElasticMQ.
+        let region =
+            region.filter(|r| *r != default.region && self.inner.cfg.regions == Regions::Scoped);
         if account.is_none() && region.is_none() {
             return Arc::clone(default);
         }
@@ -438,54 +439,6 @@ impl Engine {
     #[must_use]
     pub fn queue_arn(&self, name: &str) -> String {
         self.default_scope().arn(name)
-    }
-
-    /// Resolves a `QueueUrl` (a full URL, a path or a bare name, §2.3) to a queue id: the
-    /// account and region the URL names, else those of `scope` (the request's).
-    pub(super) fn resolve(&self, reg: &Registry, scope: &Scope, url: &str) -> SqsResult<u64> {
-        let parts = address::parse_url(url).ok_or_else(SqsError::queue_does_not_exist)?;
-        self.resolve_parts(reg, scope, parts)
-    }
-
-    /// [`Engine::resolve`] for a `QueueUrl` parsed already.
-    pub(super) fn resolve_parts(
-        &self,
-        reg: &Registry,
-        scope: &Scope,
-        parts: UrlParts<'_>,
-    ) -> SqsResult<u64> {
-        let account = parts.account.unwrap_or(&scope.account);
-        let region = parts.region.unwrap_or(&scope.region);
-        reg.id_in(account, region, parts.name)
-            .ok_or_else(SqsError::queue_does_not_exist)
-    }
-
-    /// The queue a `QueueUrl` names.
-    pub(super) fn queue<'a>(
-        &self,
-        reg: &'a Registry,
-        scope: &Scope,
-        url: &str,
-    ) -> SqsResult<&'a Queue> {
-        let id = self.resolve(reg, scope, url)?;
-        reg.get(id).ok_or_else(SqsError::queue_does_not_exist)
-    }
-
-    /// The queue a `QueueUrl` names, for changing it under the lock.
-    pub(super) fn queue_mut<'a>(
-        &self,
-        reg: &'a mut Registry,
-        scope: &Scope,
-        url: &str,
-    ) -> SqsResult<&'a mut Queue> {
-        let id = self.resolve(reg, scope, url)?;
-        reg.get_mut(id).ok_or_else(SqsError::queue_does_not_exist)
-    }
-
-    /// The id of the queue an ARN names (in the ARN's account and region).
-    pub(super) fn queue_by_arn(&self, reg: &Registry, arn: &str) -> Option<u64> {
-        let (scope, name) = address::parse_arn(arn)?;
-        reg.id_of(&scope, name)
     }
 
     /// Waits for a commit. One the disk refused is answered 503 ServiceUnavailable, with the

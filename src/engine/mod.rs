@@ -5,8 +5,8 @@
 //!
 //! A top floor and three folders, with no import loop between any two files:
 //!
-//! - the top: the [`Engine`] handle (`handle.rs`: open, close, the lock, queue resolution),
-//!   its [`EngineOptions`] (`options.rs`), the injected clock and ids (`clock.rs`), the
+//! - the top: the [`Engine`] handle (`handle.rs`: open, close, the lock), queue resolution
+//!   (`resolve.rs`), its [`EngineOptions`] (`options.rs`), the injected clock and ids (`clock.rs`), the
 //!   counters (`metrics.rs`) and the building of the model from store rows (`load.rs`);
 //! - `ops/`: the actions, as `impl Engine` blocks; the match over `Command` is
 //!   [`Engine::execute`] in `ops/execute.rs`;
@@ -25,6 +25,7 @@ pub mod metrics;
 mod model;
 mod ops;
 mod options;
+mod resolve;
 mod store;
 #[cfg(test)]
 mod tests;
@@ -38,6 +39,6 @@ pub use model::outbox::{SnsDelivery, SnsTarget};
 pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
 pub use ops::sns::execute::SnsCaller;
 pub use ops::sns::inspect::{SubscriptionView, TopicSummary};
-pub use options::{EngineOptions, ReceiveOrder};
+pub use options::{EngineOptions, ReceiveOrder, Regions};
 pub use store::disk::DiskFaults;
 pub use store::schema::StoreError;

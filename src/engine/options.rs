@@ -1,6 +1,6 @@
-//! Engine layer, top: the settings an engine opens with ([`EngineOptions`]), and the extension
-//! point it asks about a standard receive's order ([`ReceiveOrder`]), and the signer of SNS
-//! envelopes.
+//! Engine layer, top: the settings an engine opens with ([`EngineOptions`], [`Regions`]), the
+//! extension point it asks about a standard receive's order ([`ReceiveOrder`]), and the signer
+//! of SNS envelopes.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -45,6 +45,23 @@ pub struct EngineOptions {
     /// Signs SNS envelopes (the server installs its key, `tools/sns/signing.rs`). `None`: the
     /// signature fields of standard topics' envelopes are empty.
     pub sns_signer: Option<Arc<dyn SnsSigner>>,
+    /// Whether the region a request signs for scopes its queues (AWS's way, the default) or
+    /// is ignored, as ElasticMQ ignores it (`--regions any`).
+    pub regions: Regions,
+}
+
+/// How regions scope queues (`--regions`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Regions {
+    /// As in AWS: a request acts in the region it signs for (or its queue URL names), and a
+    /// queue lives in one region.
+    #[default]
+    Scoped,
+    /// As in ElasticMQ: the region a request signs for is ignored. New queues go to the
+    /// configured region, and a queue URL finds its queue by account and name in whatever
+    /// region holds it (the region it names, else the configured one, else the first other
+    /// region in name order).
+    Any,
 }
 
 impl Default for EngineOptions {
@@ -61,6 +78,7 @@ impl Default for EngineOptions {
             max_inflight: Some(120_000),
             max_queues: Some(100_000),
             sns_signer: None,
+            regions: Regions::Scoped,
         }
     }
 }

@@ -23,7 +23,7 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 PYTHON="${PYTHON:-python3}"
 ALL_CLIENTS=(boto3-current boto3-query awscli js-v3 js-v2 sqs-consumer sqs-producer go-v1 go-v2 go-v2-current
   go-v2-proxy-query php-asyncaws ruby-v1 boto2 aiobotocore java-sdk2 java-sdk2-async java-sdk2-query
-  spring-cloud-aws jms boto3-faults boto3-faults-query boto3-scopes sigv4
+  spring-cloud-aws jms boto3-faults boto3-faults-query boto3-scopes sigv4 init-hooks
   sns-boto3 sns-awscli sns-js-v3 sns-go-v1)
 read -r -a CLIENTS <<<"${COMPAT_CLIENTS:-${ALL_CLIENTS[*]}}"
 T_START=$SECONDS
@@ -292,7 +292,7 @@ setup_ok() { # setup_ok NAME: true if that setup step succeeded (prints its log 
 
 log "== compat: clients: ${CLIENTS[*]}"
 log "== compat: installing pinned clients (in the background) and building the server"
-wants boto3-current awscli boto3-faults boto3-scopes sigv4 sns-boto3 sns-awscli && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
+wants boto3-current awscli boto3-faults boto3-scopes sigv4 init-hooks sns-boto3 sns-awscli && start_setup venv-current setup_venv current "$HERE/requirements-current.txt"
 wants boto3-query boto3-faults-query && start_setup venv-query setup_venv query "$HERE/requirements-query.txt"
 wants aiobotocore && start_setup venv-aio setup_venv aio "$HERE/requirements-aio.txt"
 wants js-v3 js-v2 sqs-consumer sqs-producer && start_setup npm setup_npm
@@ -402,6 +402,8 @@ client_cmd() { # prints nothing; sets CMD (array) and DEP for a client
       CMD=("$HERE/.venv/current/bin/python" "$HERE/python/scopes_scenario.py" --endpoint "$ENDPOINT" --name boto3-scopes) ;;
     sigv4) DEP=venv-current; PROTO=JSON
       CMD=("$HERE/.venv/current/bin/python" "$HERE/python/sigv4_scenario.py" --binary "$BIN" --name sigv4) ;;
+    init-hooks) DEP=venv-current; PROTO=JSON
+      CMD=("$HERE/.venv/current/bin/python" "$HERE/python/init_hooks_scenario.py" --binary "$BIN" --name init-hooks) ;;
     boto3-faults) DEP=venv-current; PROTO=JSON
       CMD=("$HERE/.venv/current/bin/python" "$HERE/python/faults_scenario.py" --endpoint "$ENDPOINT" --name boto3-faults --protocol json) ;;
     boto3-faults-query) DEP=venv-query; PROTO=QUERY

@@ -66,10 +66,10 @@ async fn a_regular_file_as_data_dir_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let file = tmp.path().join("plain-file");
     std::fs::write(&file, b"not a directory").expect("write file");
-    let err = refuses(&file, "not usable").await;
+    let err = refuses(&file, "is a file, not a directory").await;
     assert!(
-        err.contains(&file.display().to_string()),
-        "the message should name the path: {err}"
+        err.contains(&format!("--data-dir {}", file.display())),
+        "the message should name the flag and the path: {err}"
     );
     assert_eq!(
         std::fs::read(&file).expect("file still there"),
@@ -83,7 +83,15 @@ async fn a_path_under_a_regular_file_is_refused() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let file = tmp.path().join("plain-file");
     std::fs::write(&file, b"not a directory").expect("write file");
-    refuses(&file.join("data"), "not usable").await;
+    let err = refuses(&file.join("data"), "is a file, not a directory").await;
+    assert!(
+        err.contains(&format!(
+            "{}: {} is a file",
+            file.join("data").display(),
+            file.display()
+        )),
+        "the message should name the file in the way: {err}"
+    );
 }
 
 #[tokio::test]

@@ -85,7 +85,7 @@ impl Proc {
             let mut p = Proc::spawn(&["--data-dir".as_ref(), dir.as_os_str()]);
             match p.wait_ready().await {
                 Ok(()) => return p,
-                Err(e) if e.contains("in use") && !e.contains("another localsqs") => last = e,
+                Err(e) if e.contains("cannot listen on") => last = e,
                 Err(e) => panic!("localsqs did not start on {}: {e}", dir.display()),
             }
         }

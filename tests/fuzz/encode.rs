@@ -536,7 +536,7 @@ proptest! {
         let root = parse_xml(&resp.body).expect("well-formed XML");
         let e = root.child("Error").expect("<Error>");
         prop_assert_eq!(&e.child("Code").expect("<Code>").text, spec.legacy_code);
-        prop_assert_eq!(&e.child("Message").expect("<Message>").text, &xml_visible(err.text(true)));
+        prop_assert_eq!(&e.child("Message").expect("<Message>").text, &xml_visible(&err.text(true)));
         prop_assert_eq!(&root.child("RequestId").expect("<RequestId>").text, &xml_visible(&rid));
 
         let resp = wire::encode(Protocol::QueryJson, action, &result, &rid);

@@ -21,6 +21,7 @@ mod hygiene;
 mod inflight;
 mod long_polling;
 mod messages;
+mod migrate;
 mod move_tasks;
 mod operations;
 mod permissions;

@@ -41,6 +41,9 @@ pub(crate) fn admin() -> Admin {
         faults,
         clock,
         startup: Setup::default(),
+        init: Arc::new(crate::tools::init::InitHooks::none()),
+        started_at: std::time::SystemTime::now(),
+        session_id: "test-session".into(),
         push,
     }
 }

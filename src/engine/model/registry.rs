@@ -134,6 +134,26 @@ impl Registry {
         self.by_name.get(account)?.get(region)?.get(name).copied()
     }
 
+    /// Every queue called `name`, in any account and region: `(account, region, id)`, in no
+    /// particular order. For a lookup that missed, so it may cost a walk over the scopes.
+    pub fn holders<'a>(&'a self, name: &'a str) -> impl Iterator<Item = (&'a str, &'a str, u64)> {
+        self.by_name.iter().flat_map(move |(account, regions)| {
+            regions.iter().filter_map(move |(region, names)| {
+                names
+                    .get(name)
+                    .map(|&id| (account.as_str(), region.as_str(), id))
+            })
+        })
+    }
+
+    /// The names of the queues of `account` in every region, in no particular order.
+    pub fn names_in_account<'a>(&'a self, account: &str) -> impl Iterator<Item = &'a String> {
+        self.by_name
+            .get(account)
+            .into_iter()
+            .flat_map(|regions| regions.values().flat_map(HashMap::keys))
+    }
+
     /// A queue by id.
     pub fn get(&self, id: u64) -> Option<&Queue> {
         self.queues.get(&id)

@@ -15,6 +15,7 @@ use crate::command::{
 use crate::engine::handle::Engine;
 use crate::engine::model::queue::Queue;
 use crate::engine::model::registry::COOLOFF_MS;
+use crate::engine::options::Regions;
 use crate::engine::store::schema::Op;
 use crate::error::{ErrorCode, SqsError, SqsResult};
 
@@ -82,7 +83,14 @@ impl Engine {
         let commit = {
             let mut reg = self.lock();
             let settings = self.settings(&reg, scope, &c.queue_name, fifo, validated)?;
-            if let Some(q) = reg.id_of(scope, &c.queue_name).and_then(|id| reg.get(id)) {
+            // With --regions any, a queue of this name in another region is this queue.
+            let existing = match self.inner.cfg.regions {
+                Regions::Scoped => reg.id_of(scope, &c.queue_name),
+                Regions::Any => self
+                    .lookup(&reg, &scope.account, &scope.region, &c.queue_name)
+                    .ok(),
+            };
+            if let Some(q) = existing.and_then(|id| reg.get(id)) {
                 let current = q.attributes().to_map();
                 if let Some(s) = settings.iter().find(|s| {
                     let v = s.text();
@@ -154,8 +162,13 @@ impl Engine {
         if let Some(owner) = &c.queue_owner_aws_account_id {
             owner.clone_into(&mut scope.account);
         }
-        if self.lock().id_of(&scope, &c.queue_name).is_none() {
-            return Err(SqsError::queue_does_not_exist());
+        {
+            let reg = self.lock();
+            let id = self.lookup(&reg, &scope.account, &scope.region, &c.queue_name)?;
+            // `--regions any` may have found it in another region; the URL names no region.
+            if let Some(q) = reg.get(id) {
+                scope.region.clone_from(&q.scope().region);
+            }
         }
         Ok(GetQueueUrlResult {
             queue_url: self.queue_url(ctx, &scope, &c.queue_name),
@@ -169,12 +182,23 @@ impl Engine {
     ) -> SqsResult<ListQueuesResult> {
         let prefix = c.queue_name_prefix.as_deref().unwrap_or("");
         let scope: &Scope = &ctx.scope;
-        let names: Vec<String> = self
-            .lock()
-            .names_in(scope)
-            .filter(|n| n.starts_with(prefix))
-            .cloned()
-            .collect();
+        let names: Vec<String> = {
+            let reg = self.lock();
+            let filtered = |n: &&String| n.starts_with(prefix);
+            if self.inner.cfg.regions == Regions::Any {
+                // ElasticMQ lists every queue: with --regions any, every region's of the account.
+                let mut names: Vec<String> = reg
+                    .names_in_account(&scope.account)
+                    .filter(filtered)
+                    .cloned()
+                    .collect();
+                names.sort_unstable();
+                names.dedup();
+                names
+            } else {
+                reg.names_in(scope).filter(filtered).cloned().collect()
+            }
+        };
         let (names, next_token) = paginate(names, c.max_results, c.next_token.as_deref())?;
         Ok(ListQueuesResult {
             queue_urls: names

@@ -62,7 +62,7 @@ impl Store {
             };
             return Ok((store, Loaded::default()));
         };
-        std::fs::create_dir_all(d).map_err(|e| StoreError::Dir(d.to_owned(), e))?;
+        std::fs::create_dir_all(d).map_err(|e| dir_error(d, e))?;
         let probed = probe_writable(d);
         let path = d.join("localsqs.redb");
         let (start, loaded) = match guarded(&path, || {
@@ -262,6 +262,21 @@ fn open_checked(
     })?;
     init_schema(&db, path)?;
     Ok(db)
+}
+
+/// Why the data directory could not be made: a file in the way (the directory itself, or one
+/// above it) is named as such, other errors as they are.
+fn dir_error(dir: &Path, e: std::io::Error) -> StoreError {
+    let file = dir
+        .ancestors()
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| !m.is_dir()));
+    match file {
+        Some(file) => StoreError::NotADirectory {
+            dir: dir.to_owned(),
+            file: file.to_owned(),
+        },
+        None => StoreError::Dir(dir.to_owned(), e),
+    }
 }
 
 fn probe_writable(dir: &Path) -> Result<(), StoreError> {

@@ -103,6 +103,13 @@ pub(crate) enum Op {
 pub enum StoreError {
     /// The data directory could not be created or written.
     Dir(PathBuf, std::io::Error),
+    /// The data directory, or a directory on its path, is a file.
+    NotADirectory {
+        /// The data directory asked for.
+        dir: PathBuf,
+        /// The file in its way (the directory itself, or one above it).
+        file: PathBuf,
+    },
     /// Another process holds the database.
     Busy(PathBuf),
     /// The file was written by another schema version.
@@ -128,10 +135,25 @@ pub enum StoreError {
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            StoreError::Dir(p, e) => write!(f, "data directory {} is not usable: {e}", p.display()),
+            StoreError::Dir(p, e) => write!(
+                f,
+                "--data-dir {}: the directory cannot be created or written: {e}",
+                p.display()
+            ),
+            StoreError::NotADirectory { dir, file } if dir == file => write!(
+                f,
+                "--data-dir {} is a file, not a directory: give a directory (localsqs creates it if it is missing)",
+                dir.display()
+            ),
+            StoreError::NotADirectory { dir, file } => write!(
+                f,
+                "--data-dir {}: {} is a file, not a directory, so the data directory cannot be made under it",
+                dir.display(),
+                file.display()
+            ),
             StoreError::Busy(p) => write!(
                 f,
-                "data file {} is already in use by another localsqs process",
+                "data file {} is already in use by another localsqs process (stop it, or give this one another --data-dir)",
                 p.display()
             ),
             StoreError::Schema { path, found } => write!(

@@ -43,6 +43,16 @@ impl Credentials {
         Ok(Self(map))
     }
 
+    /// The credential with the smallest key id, for a local program that must be able to
+    /// call the server (the init hooks).
+    #[must_use]
+    pub fn first(&self) -> Option<(&str, &str)> {
+        self.0
+            .iter()
+            .min_by_key(|(k, _)| k.as_str())
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
     /// Whether no credentials are configured.
     #[must_use]
     pub fn is_empty(&self) -> bool {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::decl::{Setup, value_string};
 use crate::command::{
-    Command, CreateQueue, GetQueueAttributes, RedrivePolicy, Reply, RequestContext,
+    Command, CreateQueue, GetQueueAttributes, RedrivePolicy, Reply, RequestContext, Scope,
     SetQueueAttributes, TagQueue, is_account_id,
 };
 use crate::engine::Engine;
@@ -121,8 +121,17 @@ impl Setup {
             if let Some(a) = q.account.as_deref().filter(|a| !is_account_id(a)) {
                 return Err(err(format!("account {a:?} is not a 12-digit account id")));
             }
-            // The queue's account and region, as a request signed for them would carry.
-            let scope = engine.scope_for(q.account.as_deref(), q.region.as_deref());
+            // The queue's account and region: as declared, else the server's. Not what a
+            // request signed for them would act in: under --regions any that ignores regions.
+            let default = engine.default_scope();
+            let scope = if q.account.is_none() && q.region.is_none() {
+                default
+            } else {
+                Arc::new(Scope {
+                    account: q.account.clone().unwrap_or_else(|| default.account.clone()),
+                    region: q.region.clone().unwrap_or_else(|| default.region.clone()),
+                })
+            };
             let ctx = RequestContext::new("http://localhost", Arc::clone(&scope));
             let arn = |name: &str| scope.arn(name);
             let mut attributes = Vec::new();

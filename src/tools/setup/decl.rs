@@ -38,6 +38,25 @@ pub struct Setup {
     /// SNS topics to create, with their subscriptions (`[[topic]]`, `tools/sns/setup.rs`).
     #[serde(default)]
     pub topic: Vec<crate::tools::sns::setup::TopicDecl>,
+    /// What the file says about the whole server rather than its state: ElasticMQ's
+    /// `aws { region, accountId }` and its region-blind lookups. Never read from localsqs's
+    /// TOML, whose server settings are flags.
+    #[serde(skip)]
+    pub server: ServerDefaults,
+}
+
+/// Server settings a config file implies, applied at start where the caller did not set them
+/// (see `ServerOptions::pinned`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServerDefaults {
+    /// The account queues are created in and requests act in by default.
+    pub account_id: Option<String>,
+    /// The region queues are created in and requests act in by default.
+    pub region: Option<String>,
+    /// How regions scope queues.
+    pub regions: Option<crate::engine::Regions>,
+    /// Where these came from, for the log (`elasticmq.conf's aws block`).
+    pub source: &'static str,
 }
 
 /// `[clock] freeze = true, advance_seconds = 3600`: start frozen and/or ahead of real time.

@@ -53,7 +53,8 @@ pub struct Decoded {
 }
 
 /// Renders an error in the given protocol (§5.1, §5.2). The message is the one the error table
-/// fixes for this code and protocol, if any, else the error's own.
+/// fixes for this code and protocol, if any (followed by localsqs's own explanation, when the
+/// error carries one), else the error's own.
 #[must_use]
 pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> WireResponse {
     let spec = err.code.spec();
@@ -65,7 +66,7 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
                 &SQS,
                 spec.fault.as_str(),
                 spec.legacy_code,
-                err.text(true),
+                &err.text(true),
                 request_id,
             ),
         ),
@@ -75,7 +76,7 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
             query_json::error_body(
                 spec.fault.as_str(),
                 spec.legacy_code,
-                err.text(true),
+                &err.text(true),
                 request_id,
             ),
         ),
@@ -83,7 +84,7 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
             let mut resp = WireResponse::new(
                 spec.status,
                 JSON_CONTENT_TYPE,
-                json::error_body(spec.json_type, err.text(false)),
+                json::error_body(spec.json_type, &err.text(false)),
             );
             resp.headers.push((
                 "x-amzn-query-error",
