@@ -15,6 +15,7 @@ mod body_cache;
 mod clock;
 mod compat;
 mod disk;
+mod fair;
 mod faults;
 mod fifo;
 mod hygiene;

@@ -156,7 +156,10 @@ async fn empty_principals_and_null_tag_values() {
         .send()
         .await
         .expect("lists");
-    assert!(tags.tags().is_none_or(|m| m.is_empty()), "nothing was tagged");
+    assert!(
+        tags.tags().is_none_or(|m| m.is_empty()),
+        "nothing was tagged"
+    );
     let listed = t.client.list_queues().send().await.expect("lists");
     assert_eq!(listed.queue_urls().len(), 1, "no queue was created");
     t.shutdown().await;

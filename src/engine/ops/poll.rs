@@ -233,10 +233,18 @@ impl Engine {
         let max = opts.max.min(room);
         let mut taken: Vec<Taken> = Vec::new();
         let mut moved = Vec::new();
+        // A fair queue's noisy tenants, decided once for the whole receive (§6.17); nothing to
+        // decide on a queue without group ids.
+        let noisy = if q.is_fifo() {
+            None
+        } else {
+            q.messages().noisy()
+        };
         while taken.len() < max {
             let want = max - taken.len();
-            let picks = match opts.random_order {
-                Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
+            let picks = match (opts.random_order, &noisy) {
+                (Some(seed), _) if !q.is_fifo() => q.messages().pick_random(want, seed),
+                (_, Some(noisy)) => q.messages().pick_fair(want, noisy),
                 _ => q.messages().pick(want),
             };
             if picks.is_empty() {
