@@ -115,6 +115,9 @@ error_codes! {
     RequestThrottled => ("com.amazonaws.sqs#RequestThrottled", "RequestThrottled", 403, Sender),
     /// The queue URL points at another endpoint.
     InvalidAddress => ("com.amazonaws.sqs#InvalidAddress", "InvalidAddress", 404, Sender),
+    /// LocalStack's developer endpoint (`--compat localstack`) given an action other than
+    /// ReceiveMessage \[E: LocalStack's code and text; the namespace is ours\].
+    InvalidRequest => ("com.amazonaws.sqs#InvalidRequest", "InvalidRequest", 400, Sender),
     /// Request not over HTTPS or not signed correctly.
     InvalidSecurity => ("com.amazonaws.sqs#InvalidSecurity", "InvalidSecurity", 403, Sender),
     /// Move-task resource missing.

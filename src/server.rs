@@ -289,6 +289,7 @@ impl Server {
             clock: Arc::clone(&clock),
             push: Arc::clone(&push),
             startup,
+            localstack: http.compat == Compat::LocalStack,
         };
         let front = Arc::new(Front::new(engine.clone(), http, hooks, admin));
         let task = tokio::spawn(listen::accept_loop(listener, front, stop_rx));

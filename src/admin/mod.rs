@@ -11,6 +11,7 @@ pub mod faults;
 pub mod handle;
 pub mod health;
 pub mod peek;
+pub mod peek_localstack;
 pub mod push;
 pub mod routes;
 pub mod state;

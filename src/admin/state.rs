@@ -28,6 +28,9 @@ pub struct Admin {
     pub push: Arc<PushTargets>,
     /// What the server started with (config file and builder), restored by a reset.
     pub startup: Setup,
+    /// LocalStack's conventions (`--compat localstack`): its developer endpoint answers as
+    /// LocalStack's does.
+    pub localstack: bool,
 }
 
 impl std::fmt::Debug for Admin {

@@ -30,4 +30,6 @@ pub use request::{
     XML_CONTENT_TYPE,
 };
 pub use service::{Api, SQS, Service};
-pub use sqs::{Decoded, decode, encode, encode_xml_names, error_response, form_fields};
+pub use sqs::{
+    Decoded, decode, encode, encode_xml_names, encode_xmltodict, error_response, form_fields,
+};

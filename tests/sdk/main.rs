@@ -20,6 +20,7 @@ mod faults;
 mod fifo;
 mod hygiene;
 mod inflight;
+mod localstack;
 mod long_polling;
 mod messages;
 mod move_tasks;

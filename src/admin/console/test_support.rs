@@ -42,6 +42,7 @@ pub(crate) fn admin() -> Admin {
         clock,
         startup: Setup::default(),
         push,
+        localstack: false,
     }
 }
 

@@ -483,6 +483,18 @@ impl MessageIndex {
         out
     }
 
+    /// FIFO: whether message `seq` belongs to a group that is not available (its head is in
+    /// flight or delayed), so that a receive would not serve it now (§6.9).
+    pub fn in_blocked_group(&self, seq: u64) -> bool {
+        self.fifo
+            && self
+                .msgs
+                .get(seq)
+                .and_then(Msg::group)
+                .and_then(|g| self.groups.head(g))
+                .is_some_and(|head| !visible(&self.msgs, head))
+    }
+
     /// Standard queues: the tenants that are noisy now, to serve last in a receive (§6.17);
     /// `None` when there is none, always on a queue without group ids.
     pub fn noisy(&self) -> Option<Noisy> {
