@@ -402,6 +402,8 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
         visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
         random_order: None,
         short_poll: true,
-        fill: c.override_wait_s.is_some(),
+        // With a ReceiveRequestAttemptId the poll answers with the first it finds: a retry
+        // must return exactly one earlier answer (§6.7).
+        fill: c.override_wait_s.is_some() && c.receive_request_attempt_id.is_none(),
     })
 }
