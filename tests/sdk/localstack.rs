@@ -492,3 +492,44 @@ async fn the_override_wait_waits_for_a_full_batch() {
     assert_eq!(got, ["late-1"]);
     t.shutdown().await;
 }
+
+/// With a ReceiveRequestAttemptId the wait override does not fill the batch: the first answer
+/// is the one a retry returns.
+#[tokio::test]
+async fn the_override_wait_with_an_attempt_id_answers_at_once() {
+    let t = localstack().await;
+    let url = t
+        .create_queue(
+            "attempts.fifo",
+            &[
+                (QueueAttributeName::FifoQueue, "true"),
+                (QueueAttributeName::ContentBasedDeduplication, "true"),
+            ],
+        )
+        .await;
+    t.client
+        .send_message()
+        .queue_url(&url)
+        .message_body("only")
+        .message_group_id("g")
+        .send()
+        .await
+        .expect("sends");
+    let body = json!({"MaxNumberOfMessages": 10, "ReceiveRequestAttemptId": "a-1"});
+    let header = [("x-localstack-sqs-override-wait-time-seconds", "30")];
+    for _ in 0..2 {
+        let v = receive_with(&t, &url, &header, body.clone()).await;
+        let got: Vec<&str> = v["Messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .map(|m| m["Body"].as_str().expect("body"))
+            .collect();
+        assert_eq!(
+            got,
+            ["only"],
+            "answered at once, and the retry the same: {v}"
+        );
+    }
+    t.shutdown().await;
+}
