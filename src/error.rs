@@ -115,6 +115,9 @@ error_codes! {
     RequestThrottled => ("com.amazonaws.sqs#RequestThrottled", "RequestThrottled", 403, Sender),
     /// The queue URL points at another endpoint.
     InvalidAddress => ("com.amazonaws.sqs#InvalidAddress", "InvalidAddress", 404, Sender),
+    /// LocalStack's developer endpoint (`--compat localstack`) given an action other than
+    /// ReceiveMessage \[E: LocalStack's code and text; the namespace is ours\].
+    InvalidRequest => ("com.amazonaws.sqs#InvalidRequest", "InvalidRequest", 400, Sender),
     /// Request not over HTTPS or not signed correctly.
     InvalidSecurity => ("com.amazonaws.sqs#InvalidSecurity", "InvalidSecurity", 403, Sender),
     /// Move-task resource missing.
@@ -203,25 +206,27 @@ impl SqsError {
         )
     }
 
-    /// The message to send: the table's fixed text for this code and protocol when it has
-    /// one (then whatever this error's message adds after the JSON text), else this error's
-    /// own message.
+    /// The message to send: the table's fixed text for this code and protocol when it has one
+    /// (AWS's exact words; anything this error's message adds after them is a [`Self::hint`]),
+    /// else this error's own message.
     #[must_use]
     pub fn text(&self, query: bool) -> Cow<'_, str> {
         match self.code.spec().texts {
-            Some((json, query_text)) => {
-                let fixed = if query { query_text } else { json };
-                match self
-                    .message
-                    .strip_prefix(json)
-                    .filter(|rest| !rest.is_empty())
-                {
-                    Some(rest) => Cow::Owned(format!("{fixed}{rest}")),
-                    None => Cow::Borrowed(fixed),
-                }
-            }
+            Some((json, query_text)) => Cow::Borrowed(if query { query_text } else { json }),
             None => Cow::Borrowed(&self.message),
         }
+    }
+
+    /// What localsqs adds to AWS's fixed text to explain a miss (a queue of that name in
+    /// another region or account): sent beside the error, never in its message, which stays
+    /// AWS's own.
+    #[must_use]
+    pub fn hint(&self) -> Option<&str> {
+        let (json, _) = self.code.spec().texts?;
+        self.message
+            .strip_prefix(json)
+            .map(str::trim)
+            .filter(|rest| !rest.is_empty())
     }
 
     /// `MissingParameter`: `The request must contain the parameter X.`
@@ -288,15 +293,15 @@ mod tests {
             e.text(true),
             "The specified queue does not exist for this wsdl version."
         );
+        // An explanation never changes AWS's words; it is a hint beside them.
         let e = SqsError::queue_does_not_exist_because("(localsqs: why.)");
         assert_eq!(
             e.text(true),
-            "The specified queue does not exist for this wsdl version. (localsqs: why.)"
+            "The specified queue does not exist for this wsdl version."
         );
-        assert_eq!(
-            e.text(false),
-            "The specified queue does not exist. (localsqs: why.)"
-        );
+        assert_eq!(e.text(false), "The specified queue does not exist.");
+        assert_eq!(e.hint(), Some("(localsqs: why.)"));
+        assert_eq!(SqsError::queue_does_not_exist().hint(), None);
         let other = SqsError::missing("QueueUrl");
         assert_eq!(other.text(true), other.text(false));
     }

@@ -345,6 +345,7 @@ impl Server {
             init: Arc::clone(&init),
             started_at: std::time::SystemTime::now(),
             session_id: uuid::Uuid::new_v4().to_string(),
+            localstack: http.compat == Compat::LocalStack,
         };
         let front = Arc::new(Front::new(engine.clone(), http, hooks, admin));
         // Deliveries to http and lambda subscriptions, until the server stops.

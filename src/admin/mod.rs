@@ -13,6 +13,7 @@ pub mod handle;
 pub mod health;
 pub mod localstack;
 pub mod peek;
+pub mod peek_localstack;
 pub mod push;
 pub mod routes;
 pub mod sns;

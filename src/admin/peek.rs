@@ -1,6 +1,7 @@
 //! Admin layer: the LocalStack-compatible peek, `GET /_aws/sqs/messages`: a queue's messages
 //! in a ReceiveMessage-shaped answer, without receiving them. It mimics an SQS API, so its
 //! errors are SQS's (in the request's protocol), not the admin endpoints' `{"error"}` shape.
+//! With `--compat localstack` it answers as LocalStack does instead (`peek_localstack.rs`).
 
 use super::routes::{PEEK_NEXT_HEADER, PEEK_PATH};
 use super::state::{Admin, Answer, Req};
@@ -16,6 +17,9 @@ const PEEK_PAGE: usize = 1000;
 /// by default and JSON when the client accepts `application/json`. Visibility and receive
 /// counts are untouched.
 pub fn peek(admin: &Admin, r: &Req<'_>) -> Answer {
+    if admin.localstack {
+        return Ok(super::peek_localstack::peek(admin, r));
+    }
     Ok(peek_page(admin, r.wire, r.accept_json, r.request_id))
 }
 

@@ -191,6 +191,28 @@ pub fn route(method: &str, path: &str, has_target: bool) -> Option<Route> {
         .map(|(_, _, r)| *r)
 }
 
+/// [`localstack_route`] when the server follows LocalStack's conventions, else [`route`].
+#[must_use]
+pub fn route_in(localstack: bool, method: &str, path: &str, has_target: bool) -> Option<Route> {
+    if localstack {
+        localstack_route(method, path, has_target)
+    } else {
+        route(method, path, has_target)
+    }
+}
+
+/// [`route`] with LocalStack's conventions (`--compat localstack`): its developer endpoint,
+/// `/_aws/sqs/messages`, also takes SDK calls, by any method and with `X-Amz-Target`, so that
+/// it can serve as an SDK's endpoint URL.
+#[must_use]
+pub fn localstack_route(method: &str, path: &str, has_target: bool) -> Option<Route> {
+    // SDKs append the operation's path, `/`, to the endpoint URL's.
+    if path.strip_suffix('/').unwrap_or(path) == PEEK_PATH {
+        return Some(Route::Peek);
+    }
+    route(method, path, has_target)
+}
+
 /// Who may call a route when the server requires authentication (`--auth sigv4` or
 /// `--admin-token`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,5 +334,17 @@ mod tests {
         );
         assert_eq!(route("GET", "/_localsqs/about", false), Some(Route::About));
         assert_eq!(route("GET", "/_localsqs/aboutx", false), None);
+        // LocalStack's developer endpoint takes SDK calls with --compat localstack only.
+        assert_eq!(route("POST", PEEK_PATH, true), None);
+        assert_eq!(localstack_route("POST", PEEK_PATH, true), Some(Route::Peek));
+        assert_eq!(
+            localstack_route("POST", PEEK_PATH, false),
+            Some(Route::Peek)
+        );
+        assert_eq!(localstack_route("POST", "/", true), None);
+        assert_eq!(
+            localstack_route("GET", "/health", false),
+            Some(Route::Health)
+        );
     }
 }

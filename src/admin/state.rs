@@ -35,6 +35,9 @@ pub struct Admin {
     pub started_at: std::time::SystemTime,
     /// This run's id (LocalStack's `session_id` in `/_localstack/info`).
     pub session_id: String,
+    /// LocalStack's conventions (`--compat localstack`): its developer endpoint answers as
+    /// LocalStack's does.
+    pub localstack: bool,
 }
 
 impl std::fmt::Debug for Admin {

@@ -66,6 +66,14 @@ pub struct ReceiveMessage {
     pub wait_time_seconds: Option<i64>,
     /// FIFO retry token.
     pub receive_request_attempt_id: Option<String>,
+    /// LocalStack's `x-localstack-sqs-override-message-count` header (`--compat localstack`,
+    /// set by the front door, never read from the body): how many messages to take, in place of
+    /// MaxNumberOfMessages and unbounded by its 1–10.
+    pub override_max: Option<u32>,
+    /// LocalStack's `x-localstack-sqs-override-wait-time-seconds` header (`--compat
+    /// localstack`): the long-poll wait in place of WaitTimeSeconds, unbounded by its 0–20; the
+    /// poll then waits until it has all its messages or the time is up.
+    pub override_wait_s: Option<u32>,
 }
 
 /// One received message.

@@ -36,7 +36,7 @@ pub use clock::{
 };
 pub use handle::{Engine, StorageState};
 pub use model::outbox::{SnsDelivery, SnsTarget};
-pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
+pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekFilter, PeekState, QueueCounts};
 pub use ops::sns::execute::SnsCaller;
 pub use ops::sns::inspect::{SubscriptionView, TopicSummary};
 pub use options::{EngineOptions, ReceiveOrder, Regions};

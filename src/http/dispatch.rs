@@ -21,7 +21,7 @@ use super::guard::sigv4;
 use super::options::Compat;
 use crate::admin::routes;
 use crate::command::hooks::{Before, Call, Finished, before_all};
-use crate::command::{Action, RequestContext};
+use crate::command::{Action, Command, RequestContext};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -48,7 +48,8 @@ pub(super) async fn serve(
     let h = &head.headers;
     let target = header(h, X_AMZ_TARGET);
     let path = head.uri.path();
-    let route = routes::route(head.method.as_str(), path, target.is_some());
+    let localstack = front.options.compat == Compat::LocalStack;
+    let route = routes::route_in(localstack, head.method.as_str(), path, target.is_some());
     let accept_json = header(h, ACCEPT).is_some_and(|a| a.contains("application/json"));
     let protocol = Protocol::detect(target, header(h, CONTENT_TYPE)).negotiate(accept_json);
     if reserved && route.is_none() {
@@ -108,9 +109,12 @@ pub(super) async fn serve(
             None,
             None,
         ),
-        None => execute(front, &wreq, &request_id).await,
+        None => execute(front, &wreq, h, &request_id).await,
     };
     resp.headers.extend(passed.cors);
+    if let Some((_, hint)) = resp.headers.iter().find(|(k, _)| *k == wire::HINT_HEADER) {
+        tracing::info!(request_id = %request_id, %hint, "not found");
+    }
     let done = Finished {
         action: resp.action,
         queue: queue.as_deref(),
@@ -134,6 +138,14 @@ pub(super) async fn serve(
     respond(resp, &request_id)
 }
 
+/// A LocalStack override header's value: a positive integer, else none (LocalStack ignores a
+/// value that is not an integer, or 0).
+fn override_header(headers: &HeaderMap, name: &str) -> Option<u32> {
+    header(headers, name)
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|&n| n > 0)
+}
+
 /// The answer to an SQS request on a reserve slot: the server is at its connection cap.
 fn crowded(protocol: Protocol, request_id: &str) -> WireResponse {
     let err = SqsError::new(
@@ -150,6 +162,7 @@ fn crowded(protocol: Protocol, request_id: &str) -> WireResponse {
 async fn execute(
     front: &Front,
     req: &WireRequest<'_>,
+    headers: &HeaderMap,
     request_id: &str,
 ) -> (WireResponse, Option<String>, Option<ErrorCode>) {
     // The service is chosen before the body is decoded.
@@ -183,11 +196,17 @@ async fn execute(
             code,
         );
     }
-    if front.options.compat == Compat::LocalStack
-        && let Some(region) = &d.region
-    {
-        // LocalStack's queue URLs name the region the client signed for.
-        d.base_url = localstack_base(region, port_of(&req.base_url));
+    if front.options.compat == Compat::LocalStack {
+        if let Some(region) = &d.region {
+            // LocalStack's queue URLs name the region the client signed for.
+            d.base_url = localstack_base(region, port_of(&req.base_url));
+        }
+        if let Command::ReceiveMessage(c) = &mut d.command {
+            // LocalStack's overrides of MaxNumberOfMessages and WaitTimeSeconds (§6.7).
+            c.override_max = override_header(headers, "x-localstack-sqs-override-message-count");
+            c.override_wait_s =
+                override_header(headers, "x-localstack-sqs-override-wait-time-seconds");
+        }
     }
     let hooks = &front.hooks;
     let called = hooks.iter().any(|h| h.wants_calls());

@@ -31,4 +31,7 @@ pub use request::{
     XML_CONTENT_TYPE,
 };
 pub use service::{Api, SNS, SQS, Service};
-pub use sqs::{Decoded, decode, encode, encode_xml_names, error_response, form_fields};
+pub use sqs::{
+    Decoded, HINT_HEADER, decode, encode, encode_xml_names, encode_xmltodict, error_response,
+    form_fields,
+};

@@ -281,6 +281,10 @@ impl<'m, 'a> JsonParams<'m, 'a> {
     }
 }
 
+/// AWS's answer to a JSON `null` as the value of a string map entry (`{"Tags": {"k": null}}`)
+/// [V: a capture from eu-west-1 quoted in floci-io/floci PR #905, for TagQueue] (§2.2).
+pub const NULL_MAP_VALUE: &str = "the parameter 'value' may not be null";
+
 fn expect_str<'v>(v: &'v Jv<'_>, member: &str) -> SqsResult<&'v str> {
     v.as_str()
         .ok_or_else(|| serialization(format!("Expected a string for {member}.")))
@@ -353,7 +357,13 @@ impl Params for JsonParams<'_, '_> {
             None => Ok(Vec::new()),
             Some(Jv::Obj(o)) => json_tree::unique(o)
                 .into_iter()
-                .map(|(k, v)| Ok((k.to_owned(), expect_str(v, k)?.to_owned())))
+                .map(|(k, v)| {
+                    if v.is_null() {
+                        // AWS's own check of a map value, before SQS sees it (§2.2).
+                        return Err(SqsError::invalid_value(NULL_MAP_VALUE));
+                    }
+                    Ok((k.to_owned(), expect_str(v, k)?.to_owned()))
+                })
                 .collect(),
             Some(_) => Err(serialization(format!("Expected a map for {member}."))),
         }

@@ -159,6 +159,35 @@ pub fn envelope(action: &str, result: Option<Map<String, Value>>, request_id: &s
     json!({ format!("{action}Response"): response }).to_string()
 }
 
+/// LocalStack's JSON rendering of a Query document (its developer endpoint under `--compat
+/// localstack`): the XML read by xmltodict, where an element that occurs once is an object (or
+/// its text), only a repeated one a list, and an empty one `null`. Applied to a value written
+/// in [`Dialect::XmlNames`], whose lists are exactly the repeated elements.
+#[must_use]
+pub fn xmltodict(v: Value) -> Value {
+    match v {
+        Value::Array(mut items) if items.len() == 1 => xmltodict(items.remove(0)),
+        Value::Array(items) => Value::Array(items.into_iter().map(xmltodict).collect()),
+        Value::Object(o) if o.is_empty() => Value::Null,
+        Value::Object(o) => Value::Object(o.into_iter().map(|(k, v)| (k, xmltodict(v))).collect()),
+        Value::String(s) if s.is_empty() => Value::Null,
+        other => other,
+    }
+}
+
+/// LocalStack's error document in that rendering:
+/// `{"ErrorResponse": {"Error": {"Code", "Message", "Type"}, "RequestId"}}`.
+#[must_use]
+pub fn xmltodict_error_body(fault: &str, code: &str, message: &str, request_id: &str) -> String {
+    json!({
+        "ErrorResponse": {
+            "Error": { "Code": code, "Message": message, "Type": fault },
+            "RequestId": request_id,
+        }
+    })
+    .to_string()
+}
+
 /// The error document.
 #[must_use]
 pub fn error_body(fault: &str, code: &str, message: &str, request_id: &str) -> String {
@@ -172,6 +201,25 @@ pub fn error_body(fault: &str, code: &str, message: &str, request_id: &str) -> S
 #[cfg(test)]
 mod tests {
     use crate::wire::query_json::*;
+
+    #[test]
+    fn xmltodict_collapses_single_elements() {
+        let v = json!({
+            "Message": [{ "Body": "b", "Attribute": [{ "Name": "a", "Value": "1" }, { "Name": "b", "Value": "2" }], "MessageAttribute": [{ "Name": "x", "Value": { "StringValue": "s" } }] }],
+        });
+        assert_eq!(
+            xmltodict(v),
+            json!({
+                "Message": { "Body": "b", "Attribute": [{ "Name": "a", "Value": "1" }, { "Name": "b", "Value": "2" }], "MessageAttribute": { "Name": "x", "Value": { "StringValue": "s" } } },
+            })
+        );
+        assert_eq!(xmltodict(json!({})), Value::Null, "an empty element");
+        let err = xmltodict_error_body("Sender", "InvalidAddress", "m", "r");
+        assert_eq!(
+            serde_json::from_str::<Value>(&err).expect("json"),
+            json!({ "ErrorResponse": { "Error": { "Code": "InvalidAddress", "Message": "m", "Type": "Sender" }, "RequestId": "r" } })
+        );
+    }
 
     #[test]
     fn envelopes_and_errors() {

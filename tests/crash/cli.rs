@@ -248,9 +248,30 @@ fn the_subcommands_refuse_a_port_that_is_not_localsqs() {
         while let Ok((mut s, _)) = listener.accept() {
             s.set_read_timeout(Some(Duration::from_secs(5)))
                 .expect("timeout");
+            // The whole request (head and body), however the client's writes arrive: answering
+            // after a first partial read would reset a client still writing.
+            let mut got = Vec::new();
             let mut buf = [0u8; 4096];
-            let n = s.read(&mut buf).unwrap_or(0);
-            let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+            loop {
+                let n = s.read(&mut buf).unwrap_or(0);
+                got.extend_from_slice(&buf[..n]);
+                let text = String::from_utf8_lossy(&got);
+                let whole = text.split_once("\r\n\r\n").is_some_and(|(head, body)| {
+                    let length = head
+                        .lines()
+                        .find_map(|l| {
+                            l.to_ascii_lowercase()
+                                .strip_prefix("content-length:")
+                                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+                        })
+                        .unwrap_or(0);
+                    body.len() >= length
+                });
+                if n == 0 || whole || text.starts_with("STOP") {
+                    break;
+                }
+            }
+            let text = String::from_utf8_lossy(&got).into_owned();
             if text.starts_with("STOP") {
                 break;
             }

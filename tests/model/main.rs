@@ -86,3 +86,50 @@ proptest! {
         prop_assert!(outcome.is_ok(), "{}", outcome.unwrap_err());
     }
 }
+
+/// A fair queue (docs/protocol.md §6.17), which random runs seldom reach: 40 messages of group
+/// g0, then 10 of g1 and 2 without a group; three receives hold 30 of g0's in flight, so g0 is
+/// noisy and the next receives serve g1 and the ungrouped messages first, as the model says.
+#[test]
+fn a_flooding_tenant_is_served_after_the_others() {
+    use ops::{Entry, QueueSetup, Step};
+    let q = |name: &'static str, fifo: bool, source: bool| QueueSetup {
+        name,
+        fifo,
+        visibility_s: 30,
+        delay_s: 0,
+        retention_s: 345_600,
+        content_based: false,
+        max_receives: source.then_some(3),
+    };
+    let setup = Setup {
+        queues: [
+            q("std", false, true),
+            q("std-dlq", false, false),
+            q("fifo.fifo", true, true),
+            q("fifo-dlq.fifo", true, false),
+        ],
+    };
+    let batch = |group: Option<u8>, n: usize| {
+        Op::SendBatch(
+            0,
+            (0..n)
+                .map(|i| Entry {
+                    delay: None,
+                    group,
+                    dedup: None,
+                    body: u8::try_from(i % 5).expect("small"),
+                })
+                .collect(),
+        )
+    };
+    let mut ops: Vec<Op> = (0..4).map(|_| batch(Some(0), 10)).collect();
+    ops.extend([batch(Some(1), 10), batch(None, 2)]);
+    ops.extend((0..3).map(|_| Op::Receive(0, 10, Some(60))));
+    ops.extend([Op::Receive(0, 10, Some(60)), Op::Inspect]);
+    ops.extend([Op::Receive(0, 5, Some(60)), Op::Inspect]);
+    ops.push(Op::Advance(Step::Secs(61)));
+    ops.extend([Op::Receive(0, 10, Some(60)), Op::Inspect]);
+    check(&setup, &ops, false, 7).expect("engine and model agree");
+    check(&setup, &ops, true, 7).expect("and across a durable engine");
+}

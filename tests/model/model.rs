@@ -279,12 +279,37 @@ impl Model {
 
     /// A standard queue's receive, exactly: the oldest ready messages, those past the
     /// RedrivePolicy's maxReceiveCount moved to the dead-letter queue instead and not counted
-    /// (§6.10). Returns (ids to deliver, ids to move), both in order.
+    /// (§6.10). A fair queue's noisy tenants (a group with at least 30 messages in flight and
+    /// more than a tenth of the queue's) are served last, fewest in flight first (§6.17).
+    /// Returns (ids to deliver, ids to move), both in order.
     pub fn plan_standard_receive(&self, q: usize, max: usize) -> (Vec<String>, Vec<String>) {
         let queue = &self.queues[q];
         let redrive = queue.redrive(q);
+        let flying: Vec<&Msg> = queue
+            .msgs
+            .iter()
+            .filter(|m| m.in_flight(self.now))
+            .collect();
+        let mut per_group: BTreeMap<&str, usize> = BTreeMap::new();
+        for g in flying.iter().filter_map(|m| m.group.as_deref()) {
+            *per_group.entry(g).or_default() += 1;
+        }
+        let mut noisy: Vec<(usize, &str)> = per_group
+            .into_iter()
+            .filter(|&(_, n)| n >= 30 && n * 10 > flying.len())
+            .map(|(g, n)| (n, g))
+            .collect();
+        noisy.sort_unstable();
+        let rank = |m: &Msg| {
+            m.group
+                .as_deref()
+                .and_then(|g| noisy.iter().position(|&(_, n)| n == g))
+                .map_or(0, |i| i + 1)
+        };
+        let mut ready: Vec<&Msg> = queue.msgs.iter().filter(|m| m.ready(self.now)).collect();
+        ready.sort_by_key(|m| rank(m));
         let (mut deliver, mut moved) = (Vec::new(), Vec::new());
-        for m in queue.msgs.iter().filter(|m| m.ready(self.now)) {
+        for m in ready {
             if deliver.len() == max {
                 break;
             }

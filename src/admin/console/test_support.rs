@@ -45,6 +45,7 @@ pub(crate) fn admin() -> Admin {
         started_at: std::time::SystemTime::now(),
         session_id: "test-session".into(),
         push,
+        localstack: false,
     }
 }
 

@@ -41,6 +41,14 @@ pub(super) enum Picked {
 }
 
 impl Picked {
+    /// How many messages the receive took.
+    pub fn len(&self) -> usize {
+        match self {
+            Picked::Done(m) => m.len(),
+            Picked::Fetch { taken, .. } => taken.len(),
+        }
+    }
+
     /// Whether the receive took nothing.
     pub fn is_empty(&self) -> bool {
         match self {

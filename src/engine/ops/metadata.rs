@@ -224,11 +224,17 @@ fn check_permission(c: &AddPermission) -> SqsResult<()> {
             "Can only include alphanumeric characters, hyphens, or underscores. 1 to 80 in length.",
         ));
     }
-    if c.aws_account_ids.is_empty() {
-        return Err(SqsError::missing("AWSAccountIds"));
-    }
     if c.actions.is_empty() {
         return Err(SqsError::missing("Actions"));
+    }
+    if c.aws_account_ids.is_empty() {
+        // [E] moto 5's text and order (no AWS capture): the principal list is checked after
+        // the actions, and an empty one cannot be verified (§6.16).
+        return Err(SqsError::invalid_param(
+            "[]",
+            "PrincipalId",
+            "Unable to verify.",
+        ));
     }
     if c.aws_account_ids.len() > MAX_PRINCIPALS {
         return Err(over_limit(format!(

@@ -33,6 +33,21 @@ impl PeekState {
     }
 }
 
+/// What a peek lists besides the visible messages (see [`Engine::peek_entries`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PeekFilter {
+    /// Also messages in flight.
+    pub show_invisible: bool,
+    /// Also delayed messages.
+    pub show_delayed: bool,
+    /// FIFO, without `show_invisible`: leave out the visible messages of a group whose head is
+    /// in flight, as a receive would (LocalStack's peek).
+    pub hide_blocked_groups: bool,
+}
+
+/// One message of a peek, and where it is.
+pub type PeekEntry = (Message, PeekState);
+
 /// One message of [`Engine::inspect`].
 #[derive(Debug, Clone)]
 pub struct Inspected {
@@ -94,6 +109,24 @@ impl Engine {
         from: u64,
         max: usize,
     ) -> SqsResult<(Vec<Message>, Option<u64>)> {
+        let filter = PeekFilter {
+            show_invisible,
+            show_delayed,
+            hide_blocked_groups: false,
+        };
+        let (entries, next) = self.peek_entries(scope, queue_url, filter, from, max)?;
+        Ok((entries.into_iter().map(|(m, _)| m).collect(), next))
+    }
+
+    /// [`Engine::peek_page`] with where each message is, and the messages `filter` selects.
+    pub fn peek_entries(
+        &self,
+        scope: &Scope,
+        queue_url: &str,
+        filter: PeekFilter,
+        from: u64,
+        max: usize,
+    ) -> SqsResult<(Vec<PeekEntry>, Option<u64>)> {
         let now = self.now();
         let mut reg = self.lock();
         let q = self.queue_mut(&mut reg, scope, queue_url)?;
@@ -103,28 +136,30 @@ impl Engine {
             message_attribute_names: vec!["All".into()],
             ..ReceiveMessage::default()
         };
-        let mut shown = q
-            .messages()
-            .iter_from(from)
-            .filter(|(_, m)| match m.phase() {
-                Phase::Ready => true,
-                Phase::InFlight => show_invisible,
-                Phase::Delayed => show_delayed,
-            });
-        let picked: Vec<(u64, StateRecord)> = shown
+        let index = q.messages();
+        let hide_blocked = filter.hide_blocked_groups && !filter.show_invisible;
+        let mut shown = index.iter_from(from).filter(|&(seq, m)| match m.phase() {
+            Phase::Ready => !(hide_blocked && index.in_blocked_group(seq)),
+            Phase::InFlight => filter.show_invisible,
+            Phase::Delayed => filter.show_delayed,
+        });
+        let picked: Vec<(u64, StateRecord, Phase)> = shown
             .by_ref()
             .take(max)
-            .map(|(seq, m)| (seq, m.state()))
+            .map(|(seq, m)| (seq, m.state(), m.phase()))
             .collect();
         let next = shown.next().map(|(seq, _)| seq);
-        let seqs: Vec<u64> = picked.iter().map(|&(seq, _)| seq).collect();
+        let seqs: Vec<u64> = picked.iter().map(|&(seq, ..)| seq).collect();
         let page = picked
             .iter()
             .zip(self.records(q, &seqs))
-            .filter_map(|((_, state), rec)| {
+            .filter_map(|((_, state, phase), rec)| {
                 let handle = PEEK_RECEIPT_HANDLE.to_owned();
                 let sender = &self.inner.cfg.account_id;
-                rec.map(|rec| super::message::render(&rec, state, handle, &all, sender))
+                rec.map(|rec| {
+                    let m = super::message::render(&rec, state, handle, &all, sender);
+                    (m, PeekState::of(*phase))
+                })
             })
             .collect();
         Ok((page, next))

@@ -44,12 +44,17 @@ pub(super) struct ReceiveOptions {
     /// The receive does not wait (WaitTimeSeconds, or the queue's default, is 0): only then
     /// does a standard queue at its in-flight limit answer OverLimit (§6.8).
     pub short_poll: bool,
+    /// LocalStack's wait override: the poll keeps what it takes and waits until it has `max`
+    /// messages or its time is up, rather than answering with the first it finds.
+    pub fill: bool,
 }
 
 enum Step {
     Done(Picked, Commit),
     /// Parked until this time, the queue's notification, or a release.
     Wait(u64),
+    /// A filling poll took these and waits for more, as [`Step::Wait`].
+    More(Picked, Commit, u64),
 }
 
 impl Engine {
@@ -68,8 +73,15 @@ impl Engine {
         // place among the parked polls, taken when it first parks and kept until it ends.
         let mut notified = std::pin::pin!(None::<OwnedNotified>);
         let mut parked: Option<Parked> = None;
+        // What a filling poll (LocalStack's wait override) has taken so far.
+        let mut gathered: Vec<crate::command::Message> = Vec::new();
         loop {
             let now = self.now();
+            if deadline.is_some_and(|d| now >= d) && !gathered.is_empty() {
+                // A filling poll's time is up: it answers with what it has, and takes nothing
+                // more (a message it took could be visible again by now).
+                return Ok(ReceiveMessageResult { messages: gathered });
+            }
             if deadline.is_some() {
                 // Parked while storage was fine: it may not be now (a full disk). One atomic
                 // load; `execute` checked the first look.
@@ -80,8 +92,10 @@ impl Engine {
                 let found = parts.ok_or_else(SqsError::queue_does_not_exist);
                 let id = match found.and_then(|p| self.resolve_parts(&reg, scope, p)) {
                     Ok(id) => id,
-                    // The queue went away while we were parked: answer empty.
-                    Err(_) if deadline.is_some() => return Ok(ReceiveMessageResult::default()),
+                    // The queue went away while we were parked: answer what was taken.
+                    Err(_) if deadline.is_some() => {
+                        return Ok(ReceiveMessageResult { messages: gathered });
+                    }
                     Err(e) => return Err(e),
                 };
                 let deadline = match deadline {
@@ -90,7 +104,10 @@ impl Engine {
                         let wait_default = reg.get(id).map_or(0, |q| {
                             u64::from(q.attributes().receive_message_wait_time_seconds)
                         });
-                        let wait_s = c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs);
+                        let wait_s = match c.override_wait_s {
+                            Some(w) => u64::from(w),
+                            None => c.wait_time_seconds.map_or(wait_default, i64::unsigned_abs),
+                        };
                         opts.short_poll = wait_s == 0;
                         *deadline.insert(now + wait_s * 1000)
                     }
@@ -99,11 +116,10 @@ impl Engine {
                 let picked = self.try_receive(&mut reg, id, c, opts, now, &mut ops)?;
                 let commit = self.submit_puts(&mut reg, ops);
                 let q = reg.get(id).ok_or_else(SqsError::queue_does_not_exist)?;
-                if !picked.is_empty() || now >= deadline || self.closing() {
+                let filling = opts.fill && picked.len() < opts.max;
+                if (!picked.is_empty() && !filling) || now >= deadline || self.closing() {
                     Step::Done(picked, commit)
                 } else {
-                    // Expired messages may have been dropped; that commit needs no waiting.
-                    drop(commit);
                     notified.set(Some(q.notify().clone().notified_owned()));
                     if let Some(n) = notified.as_mut().as_pin_mut() {
                         n.enable();
@@ -115,35 +131,46 @@ impl Engine {
                     if parked.is_none() {
                         parked = Some(reg.polls.park());
                     }
-                    Step::Wait(wake_at)
-                }
-            };
-            match step {
-                Step::Done(picked, commit) => {
-                    // Records not in memory are read after the lock is released.
-                    let messages = self.complete(picked, c);
-                    self.commit(commit).await?;
-                    return Ok(ReceiveMessageResult { messages });
-                }
-                Step::Wait(wake_at) => {
-                    let sleep_ms = wake_at.saturating_sub(self.now());
-                    let woken = async {
-                        if let Some(n) = notified.as_mut().as_pin_mut() {
-                            n.await;
-                        }
-                    };
-                    let released = std::future::poll_fn(|cx| {
-                        parked
-                            .as_ref()
-                            .map_or(Poll::Pending, |p| p.slot().poll_released(cx))
-                    });
-                    tokio::select! {
-                        () = woken => {}
-                        () = tokio::time::sleep(Duration::from_millis(sleep_ms)) => {}
-                        // Answered early, with nothing taken: the client polls again.
-                        () = released => return Ok(ReceiveMessageResult::default()),
+                    if picked.is_empty() {
+                        // Expired messages may have been dropped; that commit needs no waiting.
+                        drop(commit);
+                        Step::Wait(wake_at)
+                    } else {
+                        opts.max -= picked.len();
+                        Step::More(picked, commit, wake_at)
                     }
                 }
+            };
+            let wake_at = match step {
+                Step::Done(picked, commit) => {
+                    // Records not in memory are read after the lock is released.
+                    gathered.extend(self.complete(picked, c));
+                    self.commit(commit).await?;
+                    return Ok(ReceiveMessageResult { messages: gathered });
+                }
+                Step::More(picked, commit, wake_at) => {
+                    gathered.extend(self.complete(picked, c));
+                    self.commit(commit).await?;
+                    wake_at
+                }
+                Step::Wait(wake_at) => wake_at,
+            };
+            let sleep_ms = wake_at.saturating_sub(self.now());
+            let woken = async {
+                if let Some(n) = notified.as_mut().as_pin_mut() {
+                    n.await;
+                }
+            };
+            let released = std::future::poll_fn(|cx| {
+                parked
+                    .as_ref()
+                    .map_or(Poll::Pending, |p| p.slot().poll_released(cx))
+            });
+            tokio::select! {
+                () = woken => {}
+                () = tokio::time::sleep(Duration::from_millis(sleep_ms)) => {}
+                // Answered early, with nothing (more) taken: the client polls again.
+                () = released => return Ok(ReceiveMessageResult { messages: gathered }),
             }
         }
     }
@@ -233,10 +260,18 @@ impl Engine {
         let max = opts.max.min(room);
         let mut taken: Vec<Taken> = Vec::new();
         let mut moved = Vec::new();
+        // A fair queue's noisy tenants, decided once for the whole receive (§6.17); nothing to
+        // decide on a queue without group ids.
+        let noisy = if q.is_fifo() {
+            None
+        } else {
+            q.messages().noisy()
+        };
         while taken.len() < max {
             let want = max - taken.len();
-            let picks = match opts.random_order {
-                Some(seed) if !q.is_fifo() => q.messages().pick_random(want, seed),
+            let picks = match (opts.random_order, &noisy) {
+                (Some(seed), _) if !q.is_fifo() => q.messages().pick_random(want, seed),
+                (_, Some(noisy)) => q.messages().pick_fair(want, noisy),
                 _ => q.messages().pick(want),
             };
             if picks.is_empty() {
@@ -325,10 +360,14 @@ impl Engine {
     }
 }
 
-/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7).
+/// Validates ReceiveMessage options with AWS's texts (§5.5, §6.7). LocalStack's override
+/// headers (`--compat localstack`) replace MaxNumberOfMessages and WaitTimeSeconds, unchecked.
 pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
-    let max = c.max_number_of_messages.unwrap_or(1);
-    if !(1..=10).contains(&max) {
+    let max = match c.override_max {
+        Some(n) => i64::from(n),
+        None => c.max_number_of_messages.unwrap_or(1),
+    };
+    if c.override_max.is_none() && !(1..=10).contains(&max) {
         return Err(SqsError::invalid_param(
             &max.to_string(),
             "MaxNumberOfMessages",
@@ -336,6 +375,7 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
         ));
     }
     if let Some(w) = c.wait_time_seconds
+        && c.override_wait_s.is_none()
         && !(0..=20).contains(&w)
     {
         return Err(SqsError::invalid_param(
@@ -362,5 +402,8 @@ pub(super) fn receive_options(c: &ReceiveMessage) -> SqsResult<ReceiveOptions> {
         visibility_s: c.visibility_timeout.map(i64::unsigned_abs),
         random_order: None,
         short_poll: true,
+        // With a ReceiveRequestAttemptId the poll answers with the first it finds: a retry
+        // must return exactly one earlier answer (§6.7).
+        fill: c.override_wait_s.is_some() && c.receive_request_attempt_id.is_none(),
     })
 }

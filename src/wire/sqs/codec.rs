@@ -57,6 +57,19 @@ pub struct Decoded {
 /// error carries one), else the error's own.
 #[must_use]
 pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> WireResponse {
+    let mut resp = error_envelope(protocol, err, request_id);
+    if let Some(hint) = err.hint() {
+        // localsqs's explanation of a miss travels beside AWS's exact message.
+        resp.headers.push((HINT_HEADER, hint.to_owned()));
+    }
+    resp
+}
+
+/// The response header that carries localsqs's explanation of an error (a queue of that name
+/// in another region or account), beside AWS's exact message.
+pub const HINT_HEADER: &str = "x-localsqs-hint";
+
+fn error_envelope(protocol: Protocol, err: &SqsError, request_id: &str) -> WireResponse {
     let spec = err.code.spec();
     match protocol {
         Protocol::Query => WireResponse::new(
@@ -152,6 +165,43 @@ pub fn encode_xml_names(action: Action, reply: &Reply, request_id: &str) -> Wire
         QUERY_JSON_CONTENT_TYPE,
         query_json::envelope(action.name(), Some(out.obj), request_id),
     )
+}
+
+/// LocalStack's JSON answer to a Query request that accepts JSON on its developer endpoint
+/// (`--compat localstack`): the XML document read by xmltodict (single elements are objects,
+/// an empty result is `null`), and its errors as `{"ErrorResponse": {"Error": …}}`.
+#[must_use]
+pub fn encode_xmltodict(
+    action: Action,
+    result: &SqsResult<Reply>,
+    request_id: &str,
+) -> WireResponse {
+    match result {
+        Ok(reply) => {
+            let mut out = query_json::QueryJsonOut::new(query_json::Dialect::XmlNames);
+            encode_reply(reply, &mut out);
+            let body = serde_json::json!({
+                format!("{}Response", action.name()): {
+                    format!("{}Result", action.name()): query_json::xmltodict(serde_json::Value::Object(out.obj)),
+                    "ResponseMetadata": { "RequestId": request_id },
+                }
+            });
+            WireResponse::new(200, QUERY_JSON_CONTENT_TYPE, body.to_string())
+        }
+        Err(err) => {
+            let spec = err.code.spec();
+            WireResponse::new(
+                spec.status,
+                QUERY_JSON_CONTENT_TYPE,
+                query_json::xmltodict_error_body(
+                    spec.fault.as_str(),
+                    spec.legacy_code,
+                    &err.text(true),
+                    request_id,
+                ),
+            )
+        }
+    }
 }
 
 /// The access key and region of the request's SigV4 credential ([`Credential::of`]).

@@ -96,6 +96,8 @@ pub fn decode(action: Action, p: &dyn Params) -> SqsResult<Command> {
             visibility_timeout: p.int("VisibilityTimeout")?,
             wait_time_seconds: p.int("WaitTimeSeconds")?,
             receive_request_attempt_id: p.string("ReceiveRequestAttemptId")?,
+            override_max: None,
+            override_wait_s: None,
         }),
         Action::DeleteMessage => Command::DeleteMessage(DeleteMessage {
             queue_url: queue_url(p)?,

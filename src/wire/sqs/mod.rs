@@ -8,4 +8,7 @@ mod decode;
 mod encode;
 mod names;
 
-pub use codec::{Decoded, decode, encode, encode_xml_names, error_response, form_fields};
+pub use codec::{
+    Decoded, HINT_HEADER, decode, encode, encode_xml_names, encode_xmltodict, error_response,
+    form_fields,
+};

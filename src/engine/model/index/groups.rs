@@ -83,6 +83,11 @@ impl Groups {
         self.groups.get(group).map(|g| Arc::clone(&g.shared))
     }
 
+    /// The group's head: its oldest undeleted message.
+    pub fn head(&self, group: &str) -> Option<u64> {
+        self.groups.get(group).and_then(|g| g.seqs.first().copied())
+    }
+
     /// Whether `seq` is the head of `group`.
     pub fn is_head(&self, group: &str, seq: u64) -> bool {
         self.groups

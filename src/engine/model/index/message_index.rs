@@ -7,7 +7,9 @@
 //! counters (`delayed`, `inflight`) are kept exact so that GetQueueAttributes never scans. On
 //! FIFO queues the groups and the order they are served in live in `groups.rs` (its
 //! comment documents the design), and the scan window in `window.rs`; both are updated
-//! in O(log n) per change, so a receive never walks a blocked group. Every field is private: a
+//! in O(log n) per change, so a receive never walks a blocked group. On a standard queue whose
+//! messages carry group ids (a fair queue), the tenants live in `tenants.rs`, kept only while
+//! such a message is there. Every field is private: a
 //! message enters only through
 //! [`MessageIndex::insert`], changes phase only through `attach` and `detach`, and leaves only
 //! through [`MessageIndex::remove`] or [`MessageIndex::clear`]. Persisting is the caller's job
@@ -19,6 +21,7 @@ use super::groups::Groups;
 use super::msg::{MAX_SENT_MS, Msg, Phase};
 use super::seqmap::SeqMap;
 use super::seqset::SeqSet;
+use super::tenants::{Noisy, Tenants};
 use super::window::Window;
 use crate::engine::model::receipt::fingerprint;
 use crate::engine::store::packed::PackedRecord;
@@ -33,7 +36,7 @@ pub(crate) struct Head<'a> {
     pub sent_ms: u64,
     /// `receipt::fingerprint` of the message id.
     pub fp: u64,
-    /// Group id (used on FIFO queues only).
+    /// Group id (FIFO order; on a standard queue, its tenant).
     pub group: Option<&'a str>,
 }
 
@@ -78,6 +81,9 @@ pub(crate) struct MessageIndex {
     groups: Groups,
     /// FIFO only: the messages looked at to find available groups (`window.rs`).
     window: Window,
+    /// Standard queues only, while a message with a group id is here: the tenants of a fair
+    /// queue (`tenants.rs`).
+    tenants: Option<Box<Tenants>>,
     /// Bumped whenever a message may have become receivable, or receivable sooner: a message
     /// (standard) or a group (FIFO) became receivable, or the earliest pending visibility time
     /// moved earlier. Parked long polls need waking exactly when this changes.
@@ -100,6 +106,7 @@ impl MessageIndex {
             clock_ms: 0,
             groups: Groups::default(),
             window: Window::default(),
+            tenants: None,
             events: 0,
         }
     }
@@ -228,7 +235,16 @@ impl MessageIndex {
                 self.groups.add(g, seq);
                 self.groups.interned(g)
             }
-            _ => None,
+            Some(g) => {
+                // The first message with a group id makes this a fair queue: every ready
+                // message so far has none.
+                let ready = &self.ready;
+                let tenants = self
+                    .tenants
+                    .get_or_insert_with(|| Box::new(Tenants::new(ready)));
+                Some(tenants.add(g))
+            }
+            None => None,
         };
         let m = Msg::new(rec, group, sent_ms, head.fp, phase, state);
         self.msgs.insert(seq, m);
@@ -271,6 +287,9 @@ impl MessageIndex {
                 self.pending.insert((at, seq));
             }
         }
+        if let Some(t) = self.tenants.as_deref_mut() {
+            t.attach(self.msgs.get(seq).and_then(Msg::group), seq, phase);
+        }
         if self.fifo {
             // A head that turns visible does so at its visibility time.
             self.refresh_group(seq, at);
@@ -306,6 +325,9 @@ impl MessageIndex {
             return;
         };
         let at = m.visible_at();
+        if let Some(t) = self.tenants.as_deref_mut() {
+            t.detach(m.group(), seq, m.phase());
+        }
         match m.phase() {
             Phase::Ready => {
                 self.ready.remove(seq);
@@ -327,6 +349,13 @@ impl MessageIndex {
         self.detach(seq);
         let m = self.msgs.remove(seq)?;
         self.late.remove(&(m.sent_ms(), seq));
+        if let Some(t) = self.tenants.as_deref_mut()
+            && let Some(g) = m.group()
+            && t.remove(g)
+        {
+            // No group id is left: back to a plain standard queue.
+            self.tenants = None;
+        }
         if self.fifo {
             self.window.removed(seq, &self.msgs);
         }
@@ -348,6 +377,7 @@ impl MessageIndex {
         self.late.clear();
         self.groups.clear();
         self.window.clear();
+        self.tenants = None;
         self.ready.clear();
         self.pending.clear();
         self.inflight = 0;
@@ -451,6 +481,33 @@ impl MessageIndex {
         let mut out = self.ready.select(&ranks);
         rng.shuffle(&mut out);
         out
+    }
+
+    /// FIFO: whether message `seq` belongs to a group that is not available (its head is in
+    /// flight or delayed), so that a receive would not serve it now (§6.9).
+    pub fn in_blocked_group(&self, seq: u64) -> bool {
+        self.fifo
+            && self
+                .msgs
+                .get(seq)
+                .and_then(Msg::group)
+                .and_then(|g| self.groups.head(g))
+                .is_some_and(|head| !visible(&self.msgs, head))
+    }
+
+    /// Standard queues: the tenants that are noisy now, to serve last in a receive (§6.17);
+    /// `None` when there is none, always on a queue without group ids.
+    pub fn noisy(&self) -> Option<Noisy> {
+        self.tenants.as_deref()?.noisy(self.inflight)
+    }
+
+    /// Standard queues: up to `max` ready messages of the quiet tenants, oldest first, then of
+    /// the `noisy` ones (§6.17). Without tenants, as [`MessageIndex::pick`].
+    pub fn pick_fair(&self, max: usize, noisy: &Noisy) -> Vec<u64> {
+        match self.tenants.as_deref() {
+            Some(t) if !self.fifo => t.pick(max, noisy),
+            _ => self.pick(max),
+        }
     }
 
     /// Up to `max` receivable messages. Without groups: the oldest ready ones. With groups

@@ -26,6 +26,15 @@ pub(crate) struct SeqMap<V> {
     len: usize,
 }
 
+impl<V: Clone> Clone for SeqMap<V> {
+    fn clone(&self) -> Self {
+        Self {
+            chunks: self.chunks.clone(),
+            len: self.len,
+        }
+    }
+}
+
 impl<V> Default for SeqMap<V> {
     fn default() -> Self {
         Self {

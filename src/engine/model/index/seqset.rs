@@ -11,7 +11,7 @@ use super::seqmap::SeqMap;
 const BLOCK_BITS: u32 = 6;
 
 /// An ordered set of sequence numbers (see the module comment).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct SeqSet {
     blocks: SeqMap<u64>,
     len: usize,
@@ -58,6 +58,13 @@ impl SeqSet {
         }
         self.len -= 1;
         true
+    }
+
+    /// The smallest member.
+    pub fn first(&self) -> Option<u64> {
+        self.blocks
+            .first()
+            .map(|(block, &word)| (block << BLOCK_BITS) | u64::from(word.trailing_zeros()))
     }
 
     /// Removes every member.
@@ -138,6 +145,7 @@ mod tests {
             assert_eq!(set.len(), model.len());
         }
         assert!(set.iter().eq(model.iter().copied()));
+        assert_eq!(set.first(), model.first().copied());
         let members: Vec<u64> = model.iter().copied().collect();
         let ranks: Vec<usize> = (0..members.len())
             .step_by(7)
@@ -151,6 +159,7 @@ mod tests {
         }
         assert_eq!(set.len(), 0);
         assert_eq!(set.iter().next(), None);
+        assert_eq!(set.first(), None);
         assert!(set.insert(63) && set.insert(64) && set.insert(0));
         assert_eq!(set.iter().collect::<Vec<_>>(), [0, 63, 64]);
         set.clear();

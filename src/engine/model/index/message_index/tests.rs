@@ -224,3 +224,53 @@ fn random_picks_are_distinct_ready_and_uniform() {
     );
     assert!(MessageIndex::new(false).pick_random(10, 1).is_empty());
 }
+
+/// A fair queue (§6.17): a flood of one tenant with 30 in flight is served after the other
+/// tenants and the messages without a group id, which keep their order; a queue without group
+/// ids keeps no tenants at all.
+#[test]
+fn fair_queue_serves_quiet_tenants_first() {
+    let mut ix = MessageIndex::new(false);
+    for seq in 1..=3 {
+        ix.put(seq, rec(None), StateRecord::default(), 0);
+    }
+    assert!(ix.tenants.is_none(), "no group id, no tenants");
+    let a = rec(Some("a"));
+    let packed = PackedRecord::pack(&a);
+    for seq in 4..10_004 {
+        ix.insert(seq, &a, packed.clone(), StateRecord::default(), 0);
+    }
+    for seq in 10_004..10_014 {
+        ix.put(seq, rec(Some("b")), StateRecord::default(), 0);
+    }
+    ix.put(10_014, rec(None), StateRecord::default(), 0);
+    assert!(ix.noisy().is_none(), "nothing in flight");
+    assert_eq!(ix.pick(5), vec![1, 2, 3, 4, 5]);
+    // Consumers hold 30 of a's messages (and the three loose ones).
+    for seq in 1..34 {
+        ix.hide(seq, 60_000, |s| s.receive_count = 1);
+    }
+    let noisy = ix.noisy().expect("a has 30 of 33 in flight");
+    let b: Vec<u64> = (10_004..10_014).collect();
+    assert_eq!(ix.pick_fair(10, &noisy), b);
+    let mut rest = b.clone();
+    rest.extend([10_014, 34, 35]);
+    assert_eq!(ix.pick_fair(13, &noisy), rest, "then the loose one, then a");
+    // b's and the loose message in flight too: a, 30 of 44, is still noisy, and all that is
+    // ready.
+    for &seq in &rest[..11] {
+        ix.hide(seq, 60_000, |s| s.receive_count = 1);
+    }
+    let noisy = ix.noisy().expect("30 of 44 is more than a tenth");
+    assert_eq!(ix.pick_fair(2, &noisy), vec![34, 35], "only a is ready");
+    // Visible again, in flight no more: the oldest first, as without group ids.
+    ix.promote(60_000);
+    assert!(ix.noisy().is_none());
+    assert_eq!(ix.pick(3), vec![1, 2, 3]);
+    // The last message with a group id leaves: no tenants are kept.
+    for seq in 4..10_014 {
+        ix.remove(seq);
+    }
+    assert!(ix.tenants.is_none());
+    assert_eq!(ix.pick(10), vec![1, 2, 3, 10_014]);
+}
