@@ -34,7 +34,8 @@ pub use clock::{
     Clock, IdGen, MAX_TIME_MS, ManualClock, RandomIds, SeededIds, SystemClock, TIME_MARGIN_MS,
 };
 pub use handle::{Engine, StorageState};
-pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
+pub use ops::console::bulk::{BULK_MAX_IDS, BulkOutcome, MoveTarget};
+pub use ops::peek::{InspectStep, Inspected, PEEK_RECEIPT_HANDLE, PeekState, QueueCounts};
 pub use options::{EngineOptions, ReceiveOrder};
 pub use store::disk::DiskFaults;
 pub use store::schema::StoreError;
