@@ -13,6 +13,9 @@ use hyper::header::{
 };
 use hyper::{Request, Response, StatusCode};
 
+mod answered;
+
+use self::answered::{Executed, log_request};
 use super::base_url::{base_url, localstack_base, port_of};
 use super::body::{self, BodyRules};
 use super::front::Front;
@@ -21,7 +24,7 @@ use super::options::Compat;
 use super::sigv4;
 use crate::admin::routes;
 use crate::command::hooks::{Before, Call, Finished, before_all};
-use crate::command::{Action, RequestContext};
+use crate::command::{Action, Reply, RequestContext};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -99,39 +102,28 @@ pub(super) async fn serve(
         base_url,
         body: &body.bytes,
     };
-    let (mut resp, queue, error) = match route {
-        Some(route) => (
+    let mut done = match route {
+        Some(route) => Executed::bare(
             front
                 .admin
                 .handle(route, &wreq, accept_json, passed.authorized, &request_id)
                 .await,
-            None,
-            None,
         ),
         None => execute(front, &wreq, &request_id).await,
     };
-    resp.headers.extend(passed.cors);
-    let done = Finished {
-        action: resp.action,
-        queue: queue.as_deref(),
-        error,
-        status: resp.status,
+    done.resp.headers.extend(passed.cors);
+    let finished = Finished {
+        action: done.resp.action,
+        queue: done.queue.as_deref(),
+        error: done.error,
+        status: done.resp.status,
         elapsed: started.elapsed(),
     };
     for h in &front.hooks {
-        h.finished(&done);
+        h.finished(&finished);
     }
-    tracing::debug!(
-        action = %resp.action.map_or("-", Action::name),
-        queue = %queue.as_deref().unwrap_or("-"),
-        request_id = %request_id,
-        method = %wreq.method,
-        path = %wreq.path,
-        status = resp.status,
-        elapsed_us = u64::try_from(done.elapsed.as_micros()).unwrap_or(u64::MAX),
-        "request"
-    );
-    respond(resp, &request_id)
+    log_request(&done, &wreq, &request_id, finished.elapsed);
+    respond(done.resp, &request_id)
 }
 
 /// The answer to an SQS request on a reserve slot: the server is at its connection cap.
@@ -145,22 +137,34 @@ fn crowded(protocol: Protocol, request_id: &str) -> WireResponse {
     resp
 }
 
-/// The SQS API: decode, execute (with the hooks' before- and after-steps), encode. Also returns
-/// the name of the queue addressed when a hook or the log wants it, and the error answered.
-async fn execute(
-    front: &Front,
-    req: &WireRequest<'_>,
-    request_id: &str,
-) -> (WireResponse, Option<String>, Option<ErrorCode>) {
+/// The SQS API: decode, execute (with the hooks' before- and after-steps), encode. Also tells
+/// the name of the queue addressed when a hook or the log wants it, the error answered, the
+/// request's scope and, for the debug log, how many messages a receive handed out.
+async fn execute(front: &Front, req: &WireRequest<'_>, request_id: &str) -> Executed {
     // The service is chosen before the body is decoded; SQS is the only one so far.
     let decoded = match wire::Api::detect(req) {
         wire::Api::Sqs => wire::sqs::decode(req, request_id),
     };
     let mut d = match decoded {
-        Err(rejected) => return (rejected, None, None),
+        Err(rejected) => {
+            let error = rejected.error;
+            return Executed {
+                error,
+                ..Executed::bare(rejected)
+            };
+        }
         Ok(d) => d,
     };
     let engine = &front.engine;
+    let hooks = &front.hooks;
+    let called = hooks.iter().any(|h| h.wants_calls());
+    let debug = tracing::enabled!(tracing::Level::DEBUG);
+    // The queue's name is wanted for the debug log line and by hooks; without either, a
+    // request does not pay for copying it.
+    let queue = (called || debug)
+        .then(|| d.command.queue_name().map(str::to_owned))
+        .flatten();
+    let scope = engine.scope_for(d.access_key.as_deref(), d.region.as_deref());
     if let Some(reason) = engine.storage_failure() {
         // Memory may hold changes the disk refused; nothing is served until the store has
         // recovered and memory has been rebuilt from the file.
@@ -168,13 +172,13 @@ async fn execute(
             ErrorCode::ServiceUnavailable,
             format!("Storage is failing: {reason}"),
         );
-        let queue = d.command.queue_name().map(str::to_owned);
-        let code = Some(err.code);
-        return (
-            wire::encode(d.protocol, d.action, &Err(err), request_id),
+        return Executed {
+            error: Some(err.code),
             queue,
-            code,
-        );
+            scope: Some(scope),
+            received: None,
+            resp: wire::encode(d.protocol, d.action, &Err(err), request_id),
+        };
     }
     if front.options.compat == Compat::LocalStack
         && let Some(region) = &d.region
@@ -182,13 +186,6 @@ async fn execute(
         // LocalStack's queue URLs name the region the client signed for.
         d.base_url = localstack_base(region, port_of(&req.base_url));
     }
-    let hooks = &front.hooks;
-    let called = hooks.iter().any(|h| h.wants_calls());
-    // The queue's name is wanted for the debug log line and by hooks; without either, a
-    // request does not pay for copying it.
-    let queue = (called || tracing::enabled!(tracing::Level::DEBUG))
-        .then(|| d.command.queue_name().map(str::to_owned))
-        .flatten();
     let before = if called {
         let call = Call {
             action: d.action,
@@ -202,14 +199,14 @@ async fn execute(
     if let Some(delay) = before.delay {
         tokio::time::sleep(delay).await;
     }
+    let ctx = RequestContext {
+        scope,
+        base_url: d.base_url,
+        trace_header: d.trace_header,
+    };
     let result = match before.answer {
         Some(answer) => answer,
         None => {
-            let ctx = RequestContext {
-                scope: engine.scope_for(d.access_key.as_deref(), d.region.as_deref()),
-                base_url: d.base_url,
-                trace_header: d.trace_header,
-            };
             let mut result = engine.execute(&ctx, d.command).await;
             if let Some(after) = before.after {
                 after(&mut result);
@@ -217,14 +214,24 @@ async fn execute(
             result
         }
     };
-    let code = result.as_ref().err().map(|e| e.code);
+    let received = match &result {
+        Ok(Reply::ReceiveMessage(r)) if debug => Some(r.messages.len()),
+        _ => None,
+    };
+    let error = result.as_ref().err().map(|e| e.code);
     let mut resp = wire::encode(d.protocol, d.action, &result, request_id);
     if d.action == Action::ReceiveMessage && front.slots.crowded() {
         // Every slot is taken: the slot this (possibly long) poll held goes to a waiting
         // client; the poller reconnects for its next receive.
         resp.headers.push(("connection", "close".to_owned()));
     }
-    (resp, queue, code)
+    Executed {
+        resp,
+        queue,
+        error,
+        scope: Some(ctx.scope),
+        received,
+    }
 }
 
 /// Named once: a `&str` name is parsed, lowercased and copied on every response.

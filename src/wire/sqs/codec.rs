@@ -57,7 +57,7 @@ pub struct Decoded {
 #[must_use]
 pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> WireResponse {
     let spec = err.code.spec();
-    match protocol {
+    let mut resp = match protocol {
         Protocol::Query => WireResponse::new(
             spec.status,
             XML_CONTENT_TYPE,
@@ -91,7 +91,9 @@ pub fn error_response(protocol: Protocol, err: &SqsError, request_id: &str) -> W
             ));
             resp
         }
-    }
+    };
+    resp.error = Some(err.code);
+    resp
 }
 
 /// Decodes an SQS API request: its action, context and command, or the response that rejects
