@@ -63,6 +63,7 @@ pub use http::origin::CorsOrigins;
 pub use http::sigv4::Credentials;
 pub use server::{RunningServer, Server};
 pub use tools::clock::{ClockState, PastTimeRange};
+pub use tools::metrics_queues::{DEFAULT_QUEUE_LIMIT, MetricsOptions, OTHER_QUEUES};
 
 /// Fault injection: rules that make chosen requests fail, wait, repeat or reorder messages.
 pub mod faults {

@@ -26,6 +26,7 @@ use crate::http::sigv4;
 use crate::tools::clock::{ClockState, ControlledClock, PastTimeRange};
 use crate::tools::faults::{FaultRule, Faults};
 use crate::tools::metrics::Metrics;
+use crate::tools::metrics_queues::MetricsOptions;
 use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
 
@@ -177,6 +178,14 @@ impl Server {
         self
     }
 
+    /// Chooses the per-queue series of `/metrics`: none, or series of their own for the first
+    /// `queue_limit` queues by name and one sum for the rest.
+    #[must_use]
+    pub fn metrics(mut self, options: MetricsOptions) -> Self {
+        self.options.metrics = options;
+        self
+    }
+
     /// Holds at most this many bytes of request bodies at once, across connections.
     #[must_use]
     pub fn max_body_memory(mut self, bytes: usize) -> Self {
@@ -246,6 +255,7 @@ impl Server {
             http,
             engine: engine_options,
             config_file,
+            metrics: metrics_options,
         } = self.options;
         let clock = Arc::new(ControlledClock::new(self.clock));
         let faults = Arc::new(Faults::new());
@@ -273,7 +283,7 @@ impl Server {
         let listener = TcpListener::bind((http.host.as_str(), http.port)).await?;
         let addr = listener.local_addr()?;
         let (stop_tx, stop_rx) = watch::channel(false);
-        let mut metrics = Metrics::new(&engine, &faults);
+        let mut metrics = Metrics::new(&engine, &faults, metrics_options);
         metrics.register_push(&push);
         let metrics = Arc::new(metrics);
         push.start();

@@ -22,6 +22,7 @@ mod inflight;
 mod long_polling;
 mod messages;
 mod move_tasks;
+mod observability;
 mod operations;
 mod permissions;
 mod push;
