@@ -173,7 +173,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::command::{Command, CreateQueue, RequestContext};
     use crate::engine::{EngineOptions, RandomIds, SystemClock};
+    use crate::tools::metrics_queues::DEFAULT_QUEUE_LIMIT;
 
     #[tokio::test]
     async fn every_help_text_ends_with_one_period() {
@@ -189,6 +191,50 @@ mod tests {
         for line in helps {
             assert!(line.ends_with('.') && !line.ends_with(".."), "{line}");
         }
+        engine.close().await;
+    }
+
+    /// As many queues as the server holds by default: a scrape still writes the first
+    /// thousand and one sum of the rest per family.
+    #[tokio::test]
+    async fn a_scrape_of_100_000_queues_stays_bounded() {
+        let engine = Engine::open(
+            EngineOptions::default(),
+            Arc::new(SystemClock),
+            Arc::new(RandomIds),
+        )
+        .expect("opens");
+        let ctx = RequestContext::new("http://localhost:9324", engine.default_scope());
+        for i in 0..100_000 {
+            let c = CreateQueue {
+                queue_name: format!("q-{i:06}"),
+                ..CreateQueue::default()
+            };
+            engine
+                .execute(&ctx, Command::CreateQueue(c))
+                .await
+                .expect("creates");
+        }
+        let text = Metrics::new(&engine, &Faults::new(), MetricsOptions::default()).render();
+        let visible = text
+            .lines()
+            .filter(|l| l.starts_with("localsqs_queue_messages_visible{"))
+            .count();
+        assert_eq!(visible, DEFAULT_QUEUE_LIMIT + 1);
+        assert!(text.contains("{queue=\"q-000999\","));
+        assert!(!text.contains("q-001000"));
+        assert!(
+            text.lines()
+                .any(|l| l == "localsqs_metrics_other_queues 99000"),
+            "{}",
+            &text[..2000]
+        );
+        let off = MetricsOptions {
+            per_queue: false,
+            ..MetricsOptions::default()
+        };
+        let text = Metrics::new(&engine, &Faults::new(), off).render();
+        assert!(!text.contains("localsqs_queue_"));
         engine.close().await;
     }
 }
