@@ -41,6 +41,9 @@ pub enum Route {
     RemovePush,
     /// `GET /_localsqs/ui[/<file>]`: the web console and its embedded assets.
     Console,
+    /// `GET /_localsqs[/]`, and `GET /` from a browser ([`browser_home`]): a redirect to the
+    /// console.
+    ConsoleHome,
     /// `GET /_localsqs/queues?prefix=&contains=&offset=&limit=`: a page of queues with counts.
     ConsoleQueues,
     /// `GET /_localsqs/queues/<name>[/messages?state=&offset=&limit=]`: a queue's counts, or a
@@ -49,6 +52,9 @@ pub enum Route {
     /// `DELETE /_localsqs/queues/<name>/messages/<id>`: deletes one message by id, whatever its
     /// state, without receiving it.
     ConsoleDeleteMessage,
+    /// `POST /_localsqs/queues/<name>/messages/delete` and `…/messages/move`: deletes, or moves
+    /// to another queue, the messages with the ids given.
+    ConsoleBulk,
 }
 
 /// How a route's path matches.
@@ -60,6 +66,8 @@ enum PathMatch {
     Tree(&'static str),
     /// This path followed by `/` and one more non-empty segment.
     Under(&'static str),
+    /// This path followed by `/` and one or more segments.
+    Below(&'static str),
 }
 
 impl PathMatch {
@@ -73,6 +81,10 @@ impl PathMatch {
                 .strip_prefix(p)
                 .and_then(|rest| rest.strip_prefix('/'))
                 .is_some_and(|seg| !seg.is_empty() && !seg.contains('/')),
+            PathMatch::Below(p) => path
+                .strip_prefix(p)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|rest| !rest.is_empty()),
         }
     }
 }
@@ -109,6 +121,8 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("DELETE", PathMatch::Exact(PUSH_PATH), Route::ClearPush),
     ("DELETE", PathMatch::Under(PUSH_PATH), Route::RemovePush),
     ("GET", PathMatch::Tree(UI_PATH), Route::Console),
+    ("GET", PathMatch::Exact(HOME_PATH), Route::ConsoleHome),
+    ("GET", PathMatch::Exact("/_localsqs/"), Route::ConsoleHome),
     ("GET", PathMatch::Exact(QUEUES_PATH), Route::ConsoleQueues),
     ("GET", PathMatch::Tree(QUEUES_PATH), Route::ConsoleMessages),
     (
@@ -116,6 +130,7 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
         PathMatch::Tree(QUEUES_PATH),
         Route::ConsoleDeleteMessage,
     ),
+    ("POST", PathMatch::Below(QUEUES_PATH), Route::ConsoleBulk),
 ];
 
 /// Path of the clock control.
@@ -126,6 +141,8 @@ pub const FAULTS_PATH: &str = "/_localsqs/faults";
 pub const PUSH_PATH: &str = "/_localsqs/push";
 /// Path of the reset.
 pub const RESET_PATH: &str = "/_localsqs/reset";
+/// The admin endpoints' common prefix; a browser opening it is sent to the console.
+pub const HOME_PATH: &str = "/_localsqs";
 /// Where the console is served; `UI_PATH` without the slash redirects here.
 pub const UI_PATH: &str = "/_localsqs/ui";
 /// The console's JSON list of queues; `/<name>/messages` below it lists messages.
@@ -142,6 +159,27 @@ pub fn route(method: &str, path: &str, has_target: bool) -> Option<Route> {
         .iter()
         .find(|(m, p, _)| *m == method && p.matches(path))
         .map(|(_, _, r)| *r)
+}
+
+/// Whether a request is a browser opening the server's root: `GET /` accepting `text/html`, with
+/// no `Action` in its query string and no `X-Amz-Target` (the SQS API's requests have one of
+/// them). It is sent to the console; an SDK's `GET /` keeps the SQS API's answer.
+#[must_use]
+pub fn browser_home(
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    accept: Option<&str>,
+    has_target: bool,
+) -> bool {
+    method == "GET"
+        && path == "/"
+        && !has_target
+        && accept.is_some_and(|a| a.contains("text/html"))
+        && !query
+            .unwrap_or_default()
+            .split('&')
+            .any(|field| field == "Action" || field.starts_with("Action="))
 }
 
 /// Who may call a route when the server requires authentication (`--auth sigv4` or
@@ -166,7 +204,8 @@ impl Route {
         match self {
             Route::Health | Route::LocalStackHealth => Access::Open,
             Route::Metrics => Access::Metrics,
-            Route::Console => Access::Page,
+            // The redirect holds no data either; a browser follows it to the page.
+            Route::Console | Route::ConsoleHome => Access::Page,
             _ => Access::Guarded,
         }
     }
@@ -177,9 +216,11 @@ impl Route {
         matches!(
             self,
             Route::Console
+                | Route::ConsoleHome
                 | Route::ConsoleQueues
                 | Route::ConsoleMessages
                 | Route::ConsoleDeleteMessage
+                | Route::ConsoleBulk
         )
     }
 }
@@ -236,5 +277,40 @@ mod tests {
             Some(Route::ConsoleDeleteMessage)
         );
         assert_eq!(route("POST", "/_localsqs/queues", false), None);
+        assert_eq!(
+            route("POST", "/_localsqs/queues/q/messages/move", false),
+            Some(Route::ConsoleBulk)
+        );
+        assert_eq!(route("GET", "/_localsqs", false), Some(Route::ConsoleHome));
+        assert_eq!(route("GET", "/_localsqs/", false), Some(Route::ConsoleHome));
+        assert_eq!(route("GET", "/_localsqs/", true), None);
+        assert_eq!(route("GET", "/", false), None, "the SQS API's");
+    }
+
+    #[test]
+    fn only_a_browser_opening_the_root_is_sent_to_the_console() {
+        let html = Some("text/html,application/xhtml+xml,*/*;q=0.8");
+        assert!(browser_home("GET", "/", None, html, false));
+        assert!(browser_home("GET", "/", Some("x=1"), html, false));
+        // An SDK, curl, or anything naming an SQS action keeps the SQS API's answer.
+        assert!(!browser_home("GET", "/", None, Some("*/*"), false));
+        assert!(!browser_home("GET", "/", None, None, false));
+        assert!(!browser_home(
+            "GET",
+            "/",
+            Some("Action=ListQueues"),
+            html,
+            false
+        ));
+        assert!(!browser_home(
+            "GET",
+            "/",
+            Some("Version=2012-11-05&Action=ListQueues"),
+            html,
+            false
+        ));
+        assert!(!browser_home("GET", "/", None, html, true));
+        assert!(!browser_home("POST", "/", None, html, false));
+        assert!(!browser_home("GET", "/000000000000/q", None, html, false));
     }
 }

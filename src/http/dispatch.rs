@@ -51,8 +51,18 @@ pub(super) async fn serve(
     let h = &head.headers;
     let target = header(h, X_AMZ_TARGET);
     let path = head.uri.path();
-    let route = routes::route(head.method.as_str(), path, target.is_some());
-    let accept_json = header(h, ACCEPT).is_some_and(|a| a.contains("application/json"));
+    let accept = header(h, ACCEPT);
+    let route = routes::route(head.method.as_str(), path, target.is_some()).or_else(|| {
+        routes::browser_home(
+            head.method.as_str(),
+            path,
+            head.uri.query(),
+            accept,
+            target.is_some(),
+        )
+        .then_some(routes::Route::ConsoleHome)
+    });
+    let accept_json = accept.is_some_and(|a| a.contains("application/json"));
     let protocol = Protocol::detect(target, header(h, CONTENT_TYPE)).negotiate(accept_json);
     if reserved && route.is_none() {
         return respond(crowded(protocol, &request_id), &request_id);

@@ -66,6 +66,15 @@ pub async fn asset(admin: &Admin, r: &Req<'_>) -> Answer {
     Ok(resp)
 }
 
+/// `GET /_localsqs[/]`, or `GET /` from a browser: 302 to the console. Temporary, so that no
+/// browser remembers it for the server's root.
+pub fn home(_admin: &Admin, _r: &Req<'_>) -> Answer {
+    let target = format!("{UI_PATH}/");
+    let mut resp = WireResponse::new(302, "text/plain; charset=utf-8", target.clone());
+    resp.headers.push(("location", target));
+    Ok(resp)
+}
+
 /// The page with the first page of queues in its data block. `<` is escaped so no queue
 /// name or URL can close the `<script type="application/json">` element.
 pub(super) fn index_with(html: &str, first: &Value) -> String {
@@ -136,6 +145,21 @@ mod tests {
             .await
             .status,
             404
+        );
+        s.engine.close().await;
+    }
+
+    #[tokio::test]
+    async fn the_admin_prefix_redirects_to_the_console() {
+        let s = admin();
+        let r = call(&s, Route::ConsoleHome, &get("/_localsqs/", None)).await;
+        assert_eq!(r.status, 302);
+        let location = r.headers.iter().find(|(k, _)| *k == "location");
+        assert_eq!(location.map(|(_, v)| v.as_str()), Some("/_localsqs/ui/"));
+        assert!(
+            r.headers
+                .iter()
+                .any(|(k, _)| *k == "content-security-policy")
         );
         s.engine.close().await;
     }
