@@ -29,6 +29,7 @@ pub(super) const ASSETS: &[(&str, &str, &str)] = &[
     ("js/queues.js", JS, include_str!("js/queues.js")),
     ("js/queue.js", JS, include_str!("js/queue.js")),
     ("js/messages.js", JS, include_str!("js/messages.js")),
+    ("js/bulk.js", JS, include_str!("js/bulk.js")),
     ("js/actions.js", JS, include_str!("js/actions.js")),
     ("js/tools.js", JS, include_str!("js/tools.js")),
 ];
