@@ -161,12 +161,22 @@ async fn a_browser_opening_the_server_finds_the_console() {
     }
     let sdk = get(ep, "/", &[]).await.expect("answered");
     assert_eq!(sdk.status, 404, "{}", sdk.body);
-    assert!(sdk.body.contains("UnknownOperationException"), "{}", sdk.body);
+    assert!(
+        sdk.body.contains("UnknownOperationException"),
+        "{}",
+        sdk.body
+    );
     let curl = get(ep, "/", &[("Accept", "*/*")]).await.expect("answered");
     assert_eq!(curl.status, 404);
-    let listed = get(ep, "/?Action=ListQueues", &[html]).await.expect("answered");
+    let listed = get(ep, "/?Action=ListQueues", &[html])
+        .await
+        .expect("answered");
     assert_eq!(listed.status, 200, "{}", listed.body);
-    assert!(listed.body.contains("<ListQueuesResponse"), "{}", listed.body);
+    assert!(
+        listed.body.contains("<ListQueuesResponse"),
+        "{}",
+        listed.body
+    );
     t.shutdown().await;
 }
 
