@@ -52,7 +52,7 @@ export LOCALSQS_BIN="$ROOT/target/$PROFILE/localsqs"
 
 echo "== browser tests (tests/ui)"
 cd tests/ui
-read -r -a files <<<"${UI_TESTS:-console.test.mjs token.test.mjs scale.test.mjs}"
+read -r -a files <<<"${UI_TESTS:-console.test.mjs workbench.test.mjs token.test.mjs scale.test.mjs}"
 status=0
 node --test --test-concurrency=1 "${files[@]}" || status=$?
 echo "== ui tests finished in $((SECONDS - started)) s (exit $status); screenshots in tests/ui/screenshots/"

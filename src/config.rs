@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use crate::engine::EngineOptions;
 use crate::http::options::HttpOptions;
+use crate::tools::metrics_queues::MetricsOptions;
 
 /// Server options (each has a flag and an environment variable in the binary).
 #[derive(Debug, Clone, Default)]
@@ -18,6 +19,8 @@ pub struct ServerOptions {
     /// A TOML file (or ElasticMQ's `elasticmq.conf`) declaring queues, fault rules, the clock
     /// and push targets to start with.
     pub config_file: Option<PathBuf>,
+    /// Which per-queue series `/metrics` shows.
+    pub metrics: MetricsOptions,
     /// A directory of LocalStack-style init hooks (`boot.d`, `start.d`, `ready.d`,
     /// `shutdown.d`), run at those stages (`--init-dir`).
     pub init_dir: Option<PathBuf>,

@@ -166,6 +166,17 @@ error_codes! {
     InternalError => ("com.amazon.coral.service#InternalFailure", "InternalError", 500, Receiver),
 }
 
+impl ErrorCode {
+    /// The code as the JSON protocol names it, without its namespace (`QueueDoesNotExist`,
+    /// `InvalidParameterValueException`): what current SDKs report, and how `/metrics` and
+    /// the debug log name it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        let t = self.spec().json_type;
+        t.rsplit_once('#').map_or(t, |(_, name)| name)
+    }
+}
+
 /// An SQS error: a code from the table plus the exact message AWS sends.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqsError {
@@ -304,6 +315,18 @@ mod tests {
         assert_eq!(SqsError::queue_does_not_exist().hint(), None);
         let other = SqsError::missing("QueueUrl");
         assert_eq!(other.text(true), other.text(false));
+    }
+
+    #[test]
+    fn names_drop_the_namespace() {
+        assert_eq!(ErrorCode::QueueDoesNotExist.name(), "QueueDoesNotExist");
+        assert_eq!(
+            ErrorCode::InvalidParameterValue.name(),
+            "InvalidParameterValueException"
+        );
+        for code in ErrorCode::ALL {
+            assert!(!code.name().is_empty() && !code.name().contains('#'));
+        }
     }
 
     #[test]

@@ -65,6 +65,7 @@ pub use http::options::{
 };
 pub use server::{RunningServer, Server};
 pub use tools::clock::{ClockState, PastTimeRange};
+pub use tools::metrics_queues::{DEFAULT_QUEUE_LIMIT, MetricsOptions, OTHER_QUEUES};
 pub use urls::ServerUrl;
 
 /// Fault injection: rules that make chosen requests fail, wait, repeat or reorder messages.

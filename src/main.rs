@@ -12,7 +12,8 @@ mod ctl;
 
 use localsqs::{
     AllowedHosts, Compat, ConnectionLimits, CorsOrigins, Credentials, DEFAULT_MAX_REQUEST_BYTES,
-    DEFAULT_MIN_BODY_RATE, EngineOptions, HttpOptions, Pinned, Regions, ServerOptions,
+    DEFAULT_MIN_BODY_RATE, DEFAULT_QUEUE_LIMIT, EngineOptions, HttpOptions, MetricsOptions, Pinned,
+    Regions, ServerOptions,
 };
 
 /// A single-binary, wire-compatible Amazon SQS emulator.
@@ -112,6 +113,14 @@ struct Flags {
     /// Keep /metrics open when --auth sigv4 or --admin-token guards the admin endpoints.
     #[arg(long, env = "LOCALSQS_METRICS_OPEN")]
     metrics_open: bool,
+    /// Per-queue series in /metrics (message counts, age of the oldest message, messages sent,
+    /// received and deleted): `false` leaves them out, and a scrape then never walks the queues.
+    #[arg(long, env = "LOCALSQS_METRICS_PER_QUEUE", default_value_t = true, action = clap::ArgAction::Set)]
+    metrics_per_queue: bool,
+    /// How many queues, first by name, get per-queue series of their own in /metrics; the rest
+    /// are summed under queue="(other)".
+    #[arg(long, env = "LOCALSQS_METRICS_QUEUE_LIMIT", default_value_t = DEFAULT_QUEUE_LIMIT)]
+    metrics_queue_limit: usize,
     /// MiB of request bodies held at once across all connections; past it new bodies wait a
     /// second, then get 503 ServiceUnavailable.
     #[arg(long, env = "LOCALSQS_MAX_BODY_MEMORY", default_value_t = 256)]
@@ -282,6 +291,10 @@ fn main() -> ExitCode {
         config_file: f.config,
         init_dir: f.init_dir,
         pinned,
+        metrics: MetricsOptions {
+            per_queue: f.metrics_per_queue,
+            queue_limit: f.metrics_queue_limit,
+        },
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -28,6 +28,7 @@ use crate::tools::clock::{ClockState, ControlledClock, PastTimeRange};
 use crate::tools::faults::{FaultRule, Faults};
 use crate::tools::init::{InitHooks, Stage};
 use crate::tools::metrics::Metrics;
+use crate::tools::metrics_queues::MetricsOptions;
 use crate::tools::push::{PushTarget, PushTargets};
 use crate::tools::setup::{self, Setup};
 use crate::tools::sns::deliver::SnsWorker;
@@ -200,6 +201,14 @@ impl Server {
         self
     }
 
+    /// Chooses the per-queue series of `/metrics`: none, or series of their own for the first
+    /// `queue_limit` queues by name and one sum for the rest.
+    #[must_use]
+    pub fn metrics(mut self, options: MetricsOptions) -> Self {
+        self.options.metrics = options;
+        self
+    }
+
     /// Holds at most this many bytes of request bodies at once, across connections.
     #[must_use]
     pub fn max_body_memory(mut self, bytes: usize) -> Self {
@@ -271,6 +280,7 @@ impl Server {
             config_file,
             init_dir,
             pinned,
+            metrics: metrics_options,
         } = self.options;
         let mut startup = match &config_file {
             Some(path) => setup::load(path)?,
@@ -326,7 +336,7 @@ impl Server {
             &region,
         );
         let (stop_tx, stop_rx) = watch::channel(false);
-        let mut metrics = Metrics::new(&engine, &faults);
+        let mut metrics = Metrics::new(&engine, &faults, metrics_options);
         metrics.register_push(&push);
         let metrics = Arc::new(metrics);
         push.start();

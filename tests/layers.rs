@@ -30,7 +30,9 @@ const RULES: &[(&str, &[&str])] = &[
     ("tools", &["engine", "command", "error"]),
     ("admin", &["tools", "engine", "wire", "command", "error"]),
     ("http", &["admin", "engine", "wire", "command", "error"]),
-    ("config", &["http", "engine"]),
+    // The options tree holds each part's options where that part lives: the front door's in
+    // http, the engine's in engine, the metrics' in tools.
+    ("config", &["http", "engine", "tools"]),
 ];
 
 /// Floors inside a layer: files under the first prefix never import the others.

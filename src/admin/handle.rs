@@ -44,11 +44,13 @@ impl Admin {
             Route::ClearPush => push::clear(self, &req),
             Route::RemovePush => push::remove(self, &req),
             Route::Console => console::assets::asset(self, &req).await,
+            Route::ConsoleHome => console::assets::home(self, &req),
             Route::ConsoleQueues => console::queues::queues(self, &req).await,
             Route::ConsoleMessages => console::messages::messages(self, &req).await,
             Route::ConsoleDeleteMessage => console::messages::delete(self, &req).await,
             Route::SnsCertificate => sns::certificate(self, &req),
             Route::ConsoleTopics => console::topics::topics(self, &req),
+            Route::ConsoleBulk => console::bulk::bulk(self, &req).await,
         };
         let mut resp = answer.unwrap_or_else(super::state::AdminError::into_response);
         if route.is_console() {

@@ -49,6 +49,9 @@ pub enum Route {
     RemovePush,
     /// `GET /_localsqs/ui[/<file>]`: the web console and its embedded assets.
     Console,
+    /// `GET /_localsqs[/]`, and `GET /` from a browser ([`browser_home`]): a redirect to the
+    /// console.
+    ConsoleHome,
     /// `GET /_localsqs/queues?prefix=&contains=&offset=&limit=`: a page of queues with counts.
     ConsoleQueues,
     /// `GET /_localsqs/queues/<name>[/messages?state=&offset=&limit=]`: a queue's counts, or a
@@ -62,6 +65,9 @@ pub enum Route {
     /// `GET /SimpleNotificationService-<hex>.pem`: the certificate SNS envelopes are signed
     /// with (their `SigningCertURL`).
     SnsCertificate,
+    /// `POST /_localsqs/queues/<name>/messages/delete` and `…/messages/move`: deletes, or moves
+    /// to another queue, the messages with the ids given.
+    ConsoleBulk,
 }
 
 /// How a route's path matches.
@@ -75,6 +81,8 @@ enum PathMatch {
     Under(&'static str),
     /// A path that starts with this and has no further `/`.
     Starting(&'static str),
+    /// This path followed by `/` and one or more segments.
+    Below(&'static str),
 }
 
 impl PathMatch {
@@ -89,6 +97,10 @@ impl PathMatch {
                 .and_then(|rest| rest.strip_prefix('/'))
                 .is_some_and(|seg| !seg.is_empty() && !seg.contains('/')),
             PathMatch::Starting(p) => path.strip_prefix(p).is_some_and(|rest| !rest.contains('/')),
+            PathMatch::Below(p) => path
+                .strip_prefix(p)
+                .and_then(|rest| rest.strip_prefix('/'))
+                .is_some_and(|rest| !rest.is_empty()),
         }
     }
 }
@@ -141,6 +153,8 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
     ("DELETE", PathMatch::Exact(PUSH_PATH), Route::ClearPush),
     ("DELETE", PathMatch::Under(PUSH_PATH), Route::RemovePush),
     ("GET", PathMatch::Tree(UI_PATH), Route::Console),
+    ("GET", PathMatch::Exact(HOME_PATH), Route::ConsoleHome),
+    ("GET", PathMatch::Exact("/_localsqs/"), Route::ConsoleHome),
     ("GET", PathMatch::Exact(QUEUES_PATH), Route::ConsoleQueues),
     ("GET", PathMatch::Tree(QUEUES_PATH), Route::ConsoleMessages),
     (
@@ -154,6 +168,7 @@ const ROUTES: &[(&str, PathMatch, Route)] = &[
         PathMatch::Starting(SNS_CERT_PREFIX),
         Route::SnsCertificate,
     ),
+    ("POST", PathMatch::Below(QUEUES_PATH), Route::ConsoleBulk),
 ];
 
 /// The console's JSON list of SNS topics.
@@ -173,6 +188,8 @@ pub const FAULTS_PATH: &str = "/_localsqs/faults";
 pub const PUSH_PATH: &str = "/_localsqs/push";
 /// Path of the reset.
 pub const RESET_PATH: &str = "/_localsqs/reset";
+/// The admin endpoints' common prefix; a browser opening it is sent to the console.
+pub const HOME_PATH: &str = "/_localsqs";
 /// Where the console is served; `UI_PATH` without the slash redirects here.
 pub const UI_PATH: &str = "/_localsqs/ui";
 /// The console's JSON list of queues; `/<name>/messages` below it lists messages.
@@ -213,6 +230,27 @@ pub fn localstack_route(method: &str, path: &str, has_target: bool) -> Option<Ro
     route(method, path, has_target)
 }
 
+/// Whether a request is a browser opening the server's root: `GET /` accepting `text/html`, with
+/// no `Action` in its query string and no `X-Amz-Target` (the SQS API's requests have one of
+/// them). It is sent to the console; an SDK's `GET /` keeps the SQS API's answer.
+#[must_use]
+pub fn browser_home(
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    accept: Option<&str>,
+    has_target: bool,
+) -> bool {
+    method == "GET"
+        && path == "/"
+        && !has_target
+        && accept.is_some_and(|a| a.contains("text/html"))
+        && !query
+            .unwrap_or_default()
+            .split('&')
+            .any(|field| field == "Action" || field.starts_with("Action="))
+}
+
 /// Who may call a route when the server requires authentication (`--auth sigv4` or
 /// `--admin-token`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -239,7 +277,8 @@ impl Route {
             | Route::LocalStackInit
             | Route::LocalStackInitStage => Access::Open,
             Route::Metrics => Access::Metrics,
-            Route::Console => Access::Page,
+            // The redirect holds no data either; a browser follows it to the page.
+            Route::Console | Route::ConsoleHome => Access::Page,
             _ => Access::Guarded,
         }
     }
@@ -250,10 +289,12 @@ impl Route {
         matches!(
             self,
             Route::Console
+                | Route::ConsoleHome
                 | Route::ConsoleQueues
                 | Route::ConsoleMessages
                 | Route::ConsoleDeleteMessage
                 | Route::ConsoleTopics
+                | Route::ConsoleBulk
         )
     }
 }
@@ -346,5 +387,40 @@ mod tests {
             localstack_route("GET", "/health", false),
             Some(Route::Health)
         );
+        assert_eq!(
+            route("POST", "/_localsqs/queues/q/messages/move", false),
+            Some(Route::ConsoleBulk)
+        );
+        assert_eq!(route("GET", "/_localsqs", false), Some(Route::ConsoleHome));
+        assert_eq!(route("GET", "/_localsqs/", false), Some(Route::ConsoleHome));
+        assert_eq!(route("GET", "/_localsqs/", true), None);
+        assert_eq!(route("GET", "/", false), None, "the SQS API's");
+    }
+
+    #[test]
+    fn only_a_browser_opening_the_root_is_sent_to_the_console() {
+        let html = Some("text/html,application/xhtml+xml,*/*;q=0.8");
+        assert!(browser_home("GET", "/", None, html, false));
+        assert!(browser_home("GET", "/", Some("x=1"), html, false));
+        // An SDK, curl, or anything naming an SQS action keeps the SQS API's answer.
+        assert!(!browser_home("GET", "/", None, Some("*/*"), false));
+        assert!(!browser_home("GET", "/", None, None, false));
+        assert!(!browser_home(
+            "GET",
+            "/",
+            Some("Action=ListQueues"),
+            html,
+            false
+        ));
+        assert!(!browser_home(
+            "GET",
+            "/",
+            Some("Version=2012-11-05&Action=ListQueues"),
+            html,
+            false
+        ));
+        assert!(!browser_home("GET", "/", None, html, true));
+        assert!(!browser_home("POST", "/", None, html, false));
+        assert!(!browser_home("GET", "/000000000000/q", None, html, false));
     }
 }

@@ -36,7 +36,10 @@ pub use clock::{
 };
 pub use handle::{Engine, StorageState};
 pub use model::outbox::{SnsDelivery, SnsTarget};
-pub use ops::peek::{Inspected, PEEK_RECEIPT_HANDLE, PeekFilter, PeekState, QueueCounts};
+pub use ops::console::bulk::{BULK_MAX_IDS, BulkOutcome, MoveTarget};
+pub use ops::peek::{
+    InspectStep, Inspected, PEEK_RECEIPT_HANDLE, PeekFilter, PeekState, QueueCounts,
+};
 pub use ops::sns::execute::SnsCaller;
 pub use ops::sns::inspect::{SubscriptionView, TopicSummary};
 pub use options::{EngineOptions, ReceiveOrder, Regions};

@@ -13,6 +13,9 @@ use hyper::header::{
 };
 use hyper::{Request, Response, StatusCode};
 
+mod answered;
+
+use self::answered::{Executed, log_request};
 use super::base_url::{base_url, localstack_base, port_of};
 use super::body::{self, BodyRules};
 use super::front::Front;
@@ -21,7 +24,7 @@ use super::guard::sigv4;
 use super::options::Compat;
 use crate::admin::routes;
 use crate::command::hooks::{Before, Call, Finished, before_all};
-use crate::command::{Action, Command, RequestContext};
+use crate::command::{Action, Command, Reply, RequestContext};
 use crate::error::{ErrorCode, SqsError};
 use crate::wire::{self, Protocol, WireRequest, WireResponse};
 
@@ -48,9 +51,20 @@ pub(super) async fn serve(
     let h = &head.headers;
     let target = header(h, X_AMZ_TARGET);
     let path = head.uri.path();
+    let accept = header(h, ACCEPT);
     let localstack = front.options.compat == Compat::LocalStack;
-    let route = routes::route_in(localstack, head.method.as_str(), path, target.is_some());
-    let accept_json = header(h, ACCEPT).is_some_and(|a| a.contains("application/json"));
+    let route =
+        routes::route_in(localstack, head.method.as_str(), path, target.is_some()).or_else(|| {
+            routes::browser_home(
+                head.method.as_str(),
+                path,
+                head.uri.query(),
+                accept,
+                target.is_some(),
+            )
+            .then_some(routes::Route::ConsoleHome)
+        });
+    let accept_json = accept.is_some_and(|a| a.contains("application/json"));
     let protocol = Protocol::detect(target, header(h, CONTENT_TYPE)).negotiate(accept_json);
     if reserved && route.is_none() {
         return respond(crowded(protocol, &request_id), &request_id);
@@ -100,42 +114,36 @@ pub(super) async fn serve(
         base_url,
         body: &body.bytes,
     };
-    let (mut resp, queue, error) = match route {
-        Some(route) => (
+    let mut done = match route {
+        Some(route) => Executed::bare(
             front
                 .admin
                 .handle(route, &wreq, accept_json, passed.authorized, &request_id)
                 .await,
-            None,
-            None,
         ),
         None => execute(front, &wreq, h, &request_id).await,
     };
-    resp.headers.extend(passed.cors);
-    if let Some((_, hint)) = resp.headers.iter().find(|(k, _)| *k == wire::HINT_HEADER) {
+    done.resp.headers.extend(passed.cors);
+    if let Some((_, hint)) = done
+        .resp
+        .headers
+        .iter()
+        .find(|(k, _)| *k == wire::HINT_HEADER)
+    {
         tracing::info!(request_id = %request_id, %hint, "not found");
     }
-    let done = Finished {
-        action: resp.action,
-        queue: queue.as_deref(),
-        error,
-        status: resp.status,
+    let finished = Finished {
+        action: done.resp.action,
+        queue: done.queue.as_deref(),
+        error: done.error,
+        status: done.resp.status,
         elapsed: started.elapsed(),
     };
     for h in &front.hooks {
-        h.finished(&done);
+        h.finished(&finished);
     }
-    tracing::debug!(
-        action = %resp.action.map_or("-", Action::name),
-        queue = %queue.as_deref().unwrap_or("-"),
-        request_id = %request_id,
-        method = %wreq.method,
-        path = %wreq.path,
-        status = resp.status,
-        elapsed_us = u64::try_from(done.elapsed.as_micros()).unwrap_or(u64::MAX),
-        "request"
-    );
-    respond(resp, &request_id)
+    log_request(&done, &wreq, &request_id, finished.elapsed);
+    respond(done.resp, &request_id)
 }
 
 /// A LocalStack override header's value: a positive integer, else none (LocalStack ignores a
@@ -157,30 +165,40 @@ fn crowded(protocol: Protocol, request_id: &str) -> WireResponse {
     resp
 }
 
-/// The SQS API: decode, execute (with the hooks' before- and after-steps), encode. Also returns
-/// the name of the queue addressed when a hook or the log wants it, and the error answered.
+/// The SQS API: decode, execute (with the hooks' before- and after-steps), encode. Also tells
+/// the name of the queue addressed when a hook or the log wants it, the error answered, the
+/// request's scope and, for the debug log, how many messages a receive handed out.
 async fn execute(
     front: &Front,
     req: &WireRequest<'_>,
     headers: &HeaderMap,
     request_id: &str,
-) -> (WireResponse, Option<String>, Option<ErrorCode>) {
+) -> Executed {
     // The service is chosen before the body is decoded.
     let decoded = match wire::Api::detect(req) {
         wire::Api::Sqs => wire::sqs::decode(req, request_id),
-        wire::Api::Sns => {
-            return (
-                super::sns::execute(front, req, request_id).await,
-                None,
-                None,
-            );
-        }
+        wire::Api::Sns => return Executed::bare(super::sns::execute(front, req, request_id).await),
     };
     let mut d = match decoded {
-        Err(rejected) => return (rejected, None, None),
+        Err(rejected) => {
+            let error = rejected.error;
+            return Executed {
+                error,
+                ..Executed::bare(rejected)
+            };
+        }
         Ok(d) => d,
     };
     let engine = &front.engine;
+    let hooks = &front.hooks;
+    let called = hooks.iter().any(|h| h.wants_calls());
+    let debug = tracing::enabled!(tracing::Level::DEBUG);
+    // The queue's name is wanted for the debug log line and by hooks; without either, a
+    // request does not pay for copying it.
+    let queue = (called || debug)
+        .then(|| d.command.queue_name().map(str::to_owned))
+        .flatten();
+    let scope = engine.scope_for(d.access_key.as_deref(), d.region.as_deref());
     if let Some(reason) = engine.storage_failure() {
         // Memory may hold changes the disk refused; nothing is served until the store has
         // recovered and memory has been rebuilt from the file.
@@ -188,13 +206,13 @@ async fn execute(
             ErrorCode::ServiceUnavailable,
             format!("Storage is failing: {reason}"),
         );
-        let queue = d.command.queue_name().map(str::to_owned);
-        let code = Some(err.code);
-        return (
-            wire::encode(d.protocol, d.action, &Err(err), request_id),
+        return Executed {
+            error: Some(err.code),
             queue,
-            code,
-        );
+            scope: Some(scope),
+            received: None,
+            resp: wire::encode(d.protocol, d.action, &Err(err), request_id),
+        };
     }
     if front.options.compat == Compat::LocalStack {
         if let Some(region) = &d.region {
@@ -208,13 +226,6 @@ async fn execute(
                 override_header(headers, "x-localstack-sqs-override-wait-time-seconds");
         }
     }
-    let hooks = &front.hooks;
-    let called = hooks.iter().any(|h| h.wants_calls());
-    // The queue's name is wanted for the debug log line and by hooks; without either, a
-    // request does not pay for copying it.
-    let queue = (called || tracing::enabled!(tracing::Level::DEBUG))
-        .then(|| d.command.queue_name().map(str::to_owned))
-        .flatten();
     let before = if called {
         let call = Call {
             action: d.action,
@@ -228,14 +239,14 @@ async fn execute(
     if let Some(delay) = before.delay {
         tokio::time::sleep(delay).await;
     }
+    let ctx = RequestContext {
+        scope,
+        base_url: d.base_url,
+        trace_header: d.trace_header,
+    };
     let result = match before.answer {
         Some(answer) => answer,
         None => {
-            let ctx = RequestContext {
-                scope: engine.scope_for(d.access_key.as_deref(), d.region.as_deref()),
-                base_url: d.base_url,
-                trace_header: d.trace_header,
-            };
             let mut result = engine.execute(&ctx, d.command).await;
             if let Some(after) = before.after {
                 after(&mut result);
@@ -243,14 +254,24 @@ async fn execute(
             result
         }
     };
-    let code = result.as_ref().err().map(|e| e.code);
+    let received = match &result {
+        Ok(Reply::ReceiveMessage(r)) if debug => Some(r.messages.len()),
+        _ => None,
+    };
+    let error = result.as_ref().err().map(|e| e.code);
     let mut resp = wire::encode(d.protocol, d.action, &result, request_id);
     if d.action == Action::ReceiveMessage && front.slots.crowded() {
         // Every slot is taken: the slot this (possibly long) poll held goes to a waiting
         // client; the poller reconnects for its next receive.
         resp.headers.push(("connection", "close".to_owned()));
     }
-    (resp, queue, code)
+    Executed {
+        resp,
+        queue,
+        error,
+        scope: Some(ctx.scope),
+        received,
+    }
 }
 
 /// Named once: a `&str` name is parsed, lowercased and copied on every response.

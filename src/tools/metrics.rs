@@ -1,10 +1,13 @@
 //! Tools layer: `/metrics` in the Prometheus text format, through the prometheus-client crate.
 //!
-//! Request latency histograms by action are recorded here, as a front-door
-//! [`Hook`] that sees every finished request; message and commit counters come
-//! from the engine; per-queue message gauges are read from the engine at each scrape.
+//! Request latency histograms by action and errors by action and code
+//! (`metrics_errors.rs`) are recorded here, as a front-door [`Hook`] that sees every finished
+//! request; message and commit counters come from the engine; the per-queue series
+//! (`metrics_queues.rs`, bounded in number) are read from the engine at each scrape.
 
 use std::fmt::Write as _;
+
+use std::sync::Arc;
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
@@ -13,10 +16,11 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+use super::metrics_errors::{ErrorCounts, ErrorSeries};
+use super::metrics_queues::{MetricsOptions, QueueSeries};
 use crate::command::Action;
 use crate::command::hooks::{Finished, Hook};
 use crate::engine::Engine;
-use crate::engine::QueueCounts;
 use crate::tools::faults::Faults;
 use crate::tools::push::PushTargets;
 
@@ -24,14 +28,6 @@ use crate::tools::push::PushTargets;
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
     action: String,
-}
-
-/// Labels of the per-queue gauges.
-#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct QueueLabels {
-    queue: String,
-    account: String,
-    region: String,
 }
 
 fn latency_histogram() -> Histogram {
@@ -45,52 +41,13 @@ pub struct Metrics {
     /// One latency histogram per action, indexed by `Action as usize`, created up front so a
     /// request records without allocating a label or locking the family.
     requests: Vec<Histogram>,
+    /// Errors answered, by action and code.
+    errors: Arc<ErrorCounts>,
 }
 
 impl std::fmt::Debug for Metrics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Metrics")
-    }
-}
-
-#[derive(Debug)]
-struct QueueGauges(Engine);
-
-impl Collector for QueueGauges {
-    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let counts = self.0.queue_counts();
-        type Gauge = (&'static str, &'static str, fn(&QueueCounts) -> usize);
-        let gauges: [Gauge; 3] = [
-            (
-                "localsqs_queue_messages_visible",
-                "Messages receivable now.",
-                |c| c.visible,
-            ),
-            (
-                "localsqs_queue_messages_in_flight",
-                "Messages received and not yet visible again.",
-                |c| c.in_flight,
-            ),
-            (
-                "localsqs_queue_messages_delayed",
-                "Messages waiting out a delay.",
-                |c| c.delayed,
-            ),
-        ];
-        for (name, help, get) in gauges {
-            let mut family =
-                encoder.encode_descriptor(name, help, None, ConstGauge::new(0i64).metric_type())?;
-            for c in &counts {
-                let labels = QueueLabels {
-                    queue: c.name.clone(),
-                    account: c.scope.account.clone(),
-                    region: c.scope.region.clone(),
-                };
-                let value = i64::try_from(get(c)).unwrap_or(i64::MAX);
-                ConstGauge::new(value).encode(family.encode_family(&labels)?)?;
-            }
-        }
-        Ok(())
     }
 }
 
@@ -180,9 +137,9 @@ impl Collector for BodyCacheGauge {
 }
 
 impl Metrics {
-    /// A registry wired to the engine's counters.
+    /// A registry wired to the engine's counters, with the per-queue series `options` asks for.
     #[must_use]
-    pub fn new(engine: &Engine, faults: &Faults) -> Self {
+    pub fn new(engine: &Engine, faults: &Faults, options: MetricsOptions) -> Self {
         let mut registry = Registry::default();
         let m = engine.metrics();
         registry.register(
@@ -223,7 +180,9 @@ impl Metrics {
             "Faults injected by fault-injection rules, by kind",
             faults.counter(),
         );
-        registry.register_collector(Box::new(QueueGauges(engine.clone())));
+        registry.register_collector(Box::new(QueueSeries::new(engine.clone(), options)));
+        let errors = Arc::new(ErrorCounts::new());
+        registry.register_collector(Box::new(ErrorSeries(Arc::clone(&errors))));
         registry.register_collector(Box::new(BodyCacheGauge(engine.clone())));
         registry.register_collector(Box::new(TopicCounters(engine.clone())));
         let requests = Action::ALL
@@ -236,7 +195,11 @@ impl Metrics {
                     .clone()
             })
             .collect();
-        Self { registry, requests }
+        Self {
+            registry,
+            requests,
+            errors,
+        }
     }
 
     /// Registers the push-delivery counters (see [`crate::tools::push`]).
@@ -267,6 +230,9 @@ impl Hook for Metrics {
         if let Some(action) = done.action {
             self.observe(action, done.elapsed.as_secs_f64());
         }
+        if let Some(code) = done.error {
+            self.errors.count(done.action, code);
+        }
     }
 }
 
@@ -275,7 +241,9 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::command::{Command, CreateQueue, RequestContext};
     use crate::engine::{EngineOptions, RandomIds, SystemClock};
+    use crate::tools::metrics_queues::DEFAULT_QUEUE_LIMIT;
 
     #[tokio::test]
     async fn every_help_text_ends_with_one_period() {
@@ -285,12 +253,56 @@ mod tests {
             Arc::new(RandomIds),
         )
         .expect("opens");
-        let text = Metrics::new(&engine, &Faults::new()).render();
+        let text = Metrics::new(&engine, &Faults::new(), MetricsOptions::default()).render();
         let helps: Vec<&str> = text.lines().filter(|l| l.starts_with("# HELP")).collect();
         assert!(helps.len() >= 7, "{text}");
         for line in helps {
             assert!(line.ends_with('.') && !line.ends_with(".."), "{line}");
         }
+        engine.close().await;
+    }
+
+    /// As many queues as the server holds by default: a scrape still writes the first
+    /// thousand and one sum of the rest per family.
+    #[tokio::test]
+    async fn a_scrape_of_100_000_queues_stays_bounded() {
+        let engine = Engine::open(
+            EngineOptions::default(),
+            Arc::new(SystemClock),
+            Arc::new(RandomIds),
+        )
+        .expect("opens");
+        let ctx = RequestContext::new("http://localhost:9324", engine.default_scope());
+        for i in 0..100_000 {
+            let c = CreateQueue {
+                queue_name: format!("q-{i:06}"),
+                ..CreateQueue::default()
+            };
+            engine
+                .execute(&ctx, Command::CreateQueue(c))
+                .await
+                .expect("creates");
+        }
+        let text = Metrics::new(&engine, &Faults::new(), MetricsOptions::default()).render();
+        let visible = text
+            .lines()
+            .filter(|l| l.starts_with("localsqs_queue_messages_visible{"))
+            .count();
+        assert_eq!(visible, DEFAULT_QUEUE_LIMIT + 1);
+        assert!(text.contains("{queue=\"q-000999\","));
+        assert!(!text.contains("q-001000"));
+        assert!(
+            text.lines()
+                .any(|l| l == "localsqs_metrics_other_queues 99000"),
+            "{}",
+            &text[..2000]
+        );
+        let off = MetricsOptions {
+            per_queue: false,
+            ..MetricsOptions::default()
+        };
+        let text = Metrics::new(&engine, &Faults::new(), off).render();
+        assert!(!text.contains("localsqs_queue_"));
         engine.close().await;
     }
 }

@@ -2,6 +2,7 @@
 //! the protocol a request speaks (docs/protocol.md §1.1). Service-neutral.
 
 use crate::command::Action;
+use crate::error::ErrorCode;
 
 /// Content type of Query responses.
 pub const XML_CONTENT_TYPE: &str = "text/xml";
@@ -47,6 +48,8 @@ pub struct WireResponse {
     pub body: String,
     /// The SQS action answered, when the request named a known one (for metrics and logs).
     pub action: Option<Action>,
+    /// The error answered, when the response is an SQS error (for metrics and logs).
+    pub error: Option<ErrorCode>,
 }
 
 impl WireResponse {
@@ -59,6 +62,7 @@ impl WireResponse {
             headers: Vec::new(),
             body,
             action: None,
+            error: None,
         }
     }
 

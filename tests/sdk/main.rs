@@ -25,6 +25,7 @@ mod long_polling;
 mod messages;
 mod migrate;
 mod move_tasks;
+mod observability;
 mod operations;
 mod permissions;
 mod push;

@@ -147,6 +147,39 @@ async fn health_metrics_peek_and_reset() {
     t.shutdown().await;
 }
 
+/// A browser opening the server (`/` or `/_localsqs/`) is sent to the console; an SDK's or
+/// curl's `GET /`, and any request naming an SQS action, keep the SQS API's answers.
+#[tokio::test]
+async fn a_browser_opening_the_server_finds_the_console() {
+    let t = TestServer::start().await;
+    let ep = t.server.local_addr();
+    let html = ("Accept", "text/html,application/xhtml+xml,*/*;q=0.8");
+    for path in ["/", "/_localsqs", "/_localsqs/"] {
+        let r = get(ep, path, &[html]).await.expect("answered");
+        assert_eq!(r.status, 302, "{path}");
+        assert_eq!(r.header("location"), Some("/_localsqs/ui/"), "{path}");
+    }
+    let sdk = get(ep, "/", &[]).await.expect("answered");
+    assert_eq!(sdk.status, 404, "{}", sdk.body);
+    assert!(
+        sdk.body.contains("UnknownOperationException"),
+        "{}",
+        sdk.body
+    );
+    let curl = get(ep, "/", &[("Accept", "*/*")]).await.expect("answered");
+    assert_eq!(curl.status, 404);
+    let listed = get(ep, "/?Action=ListQueues", &[html])
+        .await
+        .expect("answered");
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert!(
+        listed.body.contains("<ListQueuesResponse"),
+        "{}",
+        listed.body
+    );
+    t.shutdown().await;
+}
+
 const CONFIG: &str = r#"
 [[queue]]
 name = "orders-dlq"

@@ -171,7 +171,8 @@ describe('web console', () => {
     await send.getByRole('button', { name: 'Send' }).click();
     const msg = page.locator('details.msg', { hasText: 'job one' });
     await msg.locator('summary').click();
-    await msg.getByText('g-7').waitFor();
+    assert.equal(await msg.locator('summary .group').textContent(), 'g-7', 'the group column');
+    await msg.locator('.detail').getByText('g-7').waitFor();
     await msg.getByText('d-7').waitFor();
     assert.match(await msg.textContent(), /Sequence number\d{20}/);
     await page.close();
@@ -184,7 +185,8 @@ describe('web console', () => {
     await page.goto(`${ui}#/`);
     const row = page.locator('tr[data-queue="ui-far"]');
     await row.waitFor();
-    assert.match(await row.locator('.badge.scope').textContent(), /eu-west-1 · 000000000000/);
+    assert.equal(await row.locator('td.region').textContent(), 'eu-west-1');
+    assert.equal(await row.locator('td.account').textContent(), '000000000000');
     await row.getByRole('link', { name: 'ui-far' }).click();
     await page.getByRole('heading', { name: 'ui-far', level: 1 }).waitFor();
     const msg = page.locator('details.msg', { hasText: 'from Ireland' });

@@ -29,6 +29,7 @@ pub(super) const ASSETS: &[(&str, &str, &str)] = &[
     ("js/queues.js", JS, include_str!("js/queues.js")),
     ("js/queue.js", JS, include_str!("js/queue.js")),
     ("js/messages.js", JS, include_str!("js/messages.js")),
+    ("js/bulk.js", JS, include_str!("js/bulk.js")),
     ("js/actions.js", JS, include_str!("js/actions.js")),
     ("js/tools.js", JS, include_str!("js/tools.js")),
     ("js/topics.js", JS, include_str!("js/topics.js")),
@@ -64,6 +65,15 @@ pub async fn asset(admin: &Admin, r: &Req<'_>) -> Answer {
             Some((_, ctype, body)) => WireResponse::new(200, ctype, (*body).to_owned()),
         }
     };
+    Ok(resp)
+}
+
+/// `GET /_localsqs[/]`, or `GET /` from a browser: 302 to the console. Temporary, so that no
+/// browser remembers it for the server's root.
+pub fn home(_admin: &Admin, _r: &Req<'_>) -> Answer {
+    let target = format!("{UI_PATH}/");
+    let mut resp = WireResponse::new(302, "text/plain; charset=utf-8", target.clone());
+    resp.headers.push(("location", target));
     Ok(resp)
 }
 
@@ -137,6 +147,21 @@ mod tests {
             .await
             .status,
             404
+        );
+        s.engine.close().await;
+    }
+
+    #[tokio::test]
+    async fn the_admin_prefix_redirects_to_the_console() {
+        let s = admin();
+        let r = call(&s, Route::ConsoleHome, &get("/_localsqs/", None)).await;
+        assert_eq!(r.status, 302);
+        let location = r.headers.iter().find(|(k, _)| *k == "location");
+        assert_eq!(location.map(|(_, v)| v.as_str()), Some("/_localsqs/ui/"));
+        assert!(
+            r.headers
+                .iter()
+                .any(|(k, _)| *k == "content-security-policy")
         );
         s.engine.close().await;
     }

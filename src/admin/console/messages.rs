@@ -1,119 +1,61 @@
-//! Admin layer: the console's view of one queue: `GET /_localsqs/queues/<name>` (its counts),
-//! `GET /_localsqs/queues/<name>/messages` (a page of its messages, in queue order, with their
-//! state), built from `Engine::inspect`, which changes no visibility and no receive count; and
+//! Admin layer: the console's view of one queue: `GET /_localsqs/queues/<name>` (its counts,
+//! URL and ARN), `GET /_localsqs/queues/<name>/messages` (a page of its messages, in queue
+//! order, with their state, built from `Engine::inspect`, which changes no visibility and no
+//! receive count; with `body=` or `attribute=`, a search, `search.rs`); and
 //! `DELETE /_localsqs/queues/<name>/messages/<id>`, which deletes one message by id.
 
-use std::collections::BTreeMap;
+use serde_json::{Value, json};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
-use serde_json::{Map, Value, json};
-
-use super::common::{number, query_fields};
-use crate::admin::routes::QUEUES_PATH;
+use super::common::{
+    PAGE, PAGE_MAX, counts_json, counts_of, no_queue, number, query_fields, queue_of, scope_of,
+    segments, url_of,
+};
+use super::render::{BODY_LIMIT, inspected, state_filter, state_name};
+use super::search;
 use crate::admin::state::{Admin, AdminError, Answer, Req, ok_json};
-use crate::command::Message;
-use crate::engine::Scope;
-use crate::engine::{PeekState, QueueCounts};
+use crate::command::{Command, GetQueueUrl, Reply, RequestContext};
+use crate::engine::PeekState;
 use crate::wire::WireRequest;
-
-/// Messages on one page unless the request asks otherwise, and the most it may ask for.
-const PAGE: usize = 50;
-const PAGE_MAX: usize = 500;
-/// Bodies longer than this many bytes are cut on a page; `?id=` answers the whole body.
-const BODY_LIMIT: usize = 16 * 1024;
-
-/// Where a message is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum State {
-    Visible,
-    InFlight,
-    Delayed,
-}
-
-impl State {
-    fn name(self) -> &'static str {
-        match self {
-            State::Visible => "visible",
-            State::InFlight => "in_flight",
-            State::Delayed => "delayed",
-        }
-    }
-}
-
-/// Which messages a page shows: one state, or all (`None`).
-fn state_filter(v: Option<&str>) -> Result<Option<State>, AdminError> {
-    match v.unwrap_or("all") {
-        "" | "all" => Ok(None),
-        "visible" => Ok(Some(State::Visible)),
-        "in_flight" => Ok(Some(State::InFlight)),
-        "delayed" => Ok(Some(State::Delayed)),
-        other => Err(AdminError::bad_request(format!(
-            "state must be all, visible, in_flight or delayed, not {other:?}"
-        ))),
-    }
-}
-
-/// The segments below `/_localsqs/queues/`.
-fn segments(path: &str) -> Vec<&str> {
-    path.strip_prefix(QUEUES_PATH)
-        .unwrap_or_default()
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
-/// The account and region a console request names (`?region=&account=`), else the
-/// configured ones.
-fn scope_of(admin: &Admin, req: &WireRequest<'_>) -> Scope {
-    let f = crate::wire::form_fields(req.query, &[]).unwrap_or_default();
-    let mut scope = Scope::clone(&admin.engine.default_scope());
-    if let Some(r) = f.get("region").filter(|r| !r.is_empty()) {
-        r.clone_into(&mut scope.region);
-    }
-    if let Some(a) = f.get("account").filter(|a| !a.is_empty()) {
-        a.clone_into(&mut scope.account);
-    }
-    scope
-}
-
-/// The queue URL the console addresses a queue by: the form that names its region.
-fn url_of(req: &WireRequest<'_>, scope: &Scope, name: &str) -> String {
-    format!(
-        "{}/queue/{}/{}/{name}",
-        req.base_url, scope.region, scope.account
-    )
-}
-
-fn counts_of(admin: &Admin, scope: &Scope, name: &str) -> Option<QueueCounts> {
-    admin
-        .engine
-        .queue_counts()
-        .into_iter()
-        .find(|c| c.name == name && c.scope == *scope)
-}
-
-fn no_queue(name: &str) -> AdminError {
-    AdminError::not_found(format!("no queue named {name:?}"))
-}
 
 /// `GET /_localsqs/queues/<name>[/messages]`.
 pub async fn messages(admin: &Admin, r: &Req<'_>) -> Answer {
     let req = r.wire;
     match segments(req.path)[..] {
-        [name] => {
-            let c = counts_of(admin, &scope_of(admin, req), name).ok_or_else(|| no_queue(name))?;
-            Ok(ok_json(&json!({
-                "name": c.name,
-                "visible": c.visible,
-                "in_flight": c.in_flight,
-                "delayed": c.delayed,
-                "now_ms": admin.clock.state().now_ms,
-            })))
+        [name] => summary(admin, req, name).await.map(|v| ok_json(&v)),
+        [name, "messages"] if search::wanted(req)? => {
+            search::search(admin, req, name).map(|v| ok_json(&v))
         }
-        [name, "messages"] => page(admin, req, name).await.map(|v| ok_json(&v)),
+        [name, "messages"] => page(admin, req, name).map(|v| ok_json(&v)),
         _ => Err(AdminError::not_found("no such console path")),
     }
+}
+
+/// A queue's counts, and the URL and ARN clients address it by: the URL GetQueueUrl answers
+/// a client of this host signing for the queue's account and region.
+async fn summary(admin: &Admin, req: &WireRequest<'_>, name: &str) -> Result<Value, AdminError> {
+    let scope = scope_of(admin, req);
+    let c = counts_of(admin, &scope, name).ok_or_else(|| no_queue(name))?;
+    let ctx = RequestContext::new(&req.base_url, std::sync::Arc::new(scope.clone()));
+    let ask = Command::GetQueueUrl(GetQueueUrl {
+        queue_name: name.to_owned(),
+        queue_owner_aws_account_id: None,
+    });
+    let url = match admin.engine.execute(&ctx, ask).await {
+        Ok(Reply::GetQueueUrl(r)) => r.queue_url,
+        _ => return Err(no_queue(name)),
+    };
+    Ok(json!({
+        "name": c.name,
+        "url": url,
+        "arn": scope.arn(name),
+        "account": scope.account,
+        "region": scope.region,
+        "fifo": name.ends_with(".fifo"),
+        "visible": c.visible,
+        "in_flight": c.in_flight,
+        "delayed": c.delayed,
+        "now_ms": admin.clock.state().now_ms,
+    }))
 }
 
 /// `DELETE /_localsqs/queues/<name>/messages/<message id>`: deletes one message by id,
@@ -139,7 +81,7 @@ pub async fn delete(admin: &Admin, r: &Req<'_>) -> Answer {
 
 /// What a page of messages is asked for.
 struct PageQuery {
-    state: Option<State>,
+    state: Option<PeekState>,
     offset: usize,
     limit: usize,
     id: Option<String>,
@@ -162,110 +104,29 @@ fn page_query(req: &WireRequest<'_>) -> Result<PageQuery, AdminError> {
     })
 }
 
-async fn page(admin: &Admin, req: &WireRequest<'_>, name: &str) -> Result<Value, AdminError> {
+fn page(admin: &Admin, req: &WireRequest<'_>, name: &str) -> Result<Value, AdminError> {
     let q = page_query(req)?;
-    let scope = scope_of(admin, req);
-    let counts = counts_of(admin, &scope, name).ok_or_else(|| no_queue(name))?;
-    let url = url_of(req, &scope, name);
+    let (scope, counts, url) = queue_of(admin, req, name)?;
     let now = admin.clock.state().now_ms;
-    let state = q.state.map(|s| match s {
-        State::Visible => PeekState::Visible,
-        State::InFlight => PeekState::InFlight,
-        State::Delayed => PeekState::Delayed,
-    });
     let (total, found) = admin
         .engine
-        .inspect(&scope, &url, state, q.id.as_deref(), q.offset, q.limit)
+        .inspect(&scope, &url, q.state, q.id.as_deref(), q.offset, q.limit)
         .map_err(|e| AdminError::not_found(e.message))?;
     let messages: Vec<Value> = found
         .iter()
-        .map(|i| {
-            let st = match i.state {
-                PeekState::Visible => State::Visible,
-                PeekState::InFlight => State::InFlight,
-                PeekState::Delayed => State::Delayed,
-            };
-            let left = i
-                .visible_at_ms
-                .and_then(|at| at.checked_sub(now))
-                .filter(|l| *l > 0);
-            render(&i.message, st, left, q.body_limit)
-        })
+        .map(|i| inspected(i, now, q.body_limit))
         .collect();
     Ok(json!({
         "queue": name,
-        "state": q.state.map_or("all", State::name),
+        "state": q.state.map_or("all", state_name),
         "total": total,
         "offset": q.offset,
         "limit": q.limit,
-        "counts": { "visible": counts.visible, "in_flight": counts.in_flight, "delayed": counts.delayed },
+        "counts": counts_json(&counts),
         "now_ms": now,
         "time_left_exact": true,
         "messages": messages,
     }))
-}
-
-fn attribute<'a>(m: &'a Message, name: &str) -> Option<&'a str> {
-    m.attributes
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
-}
-
-fn attribute_ms(m: &Message, name: &str) -> Option<u64> {
-    attribute(m, name).and_then(|v| v.parse().ok())
-}
-
-/// The longest prefix of `s` of at most `limit` bytes that ends on a character boundary.
-fn cut(s: &str, limit: usize) -> &str {
-    if s.len() <= limit {
-        return s;
-    }
-    let mut end = limit;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
-fn render(m: &Message, state: State, time_left_ms: Option<u64>, body_limit: usize) -> Value {
-    let body = cut(&m.body, body_limit);
-    let system: Map<String, Value> = m
-        .attributes
-        .iter()
-        .map(|(k, v)| (k.clone(), json!(v)))
-        .collect();
-    let user: BTreeMap<&str, Value> = m
-        .message_attributes
-        .iter()
-        .map(|(k, v)| {
-            let mut a = json!({ "data_type": v.data_type });
-            if let Some(sv) = &v.string_value {
-                a["string_value"] = json!(sv);
-            }
-            if let Some(bv) = &v.binary_value {
-                a["binary_value"] = json!(STANDARD.encode(bv));
-            }
-            (k.as_str(), a)
-        })
-        .collect();
-    json!({
-        "id": m.message_id,
-        "state": state.name(),
-        "time_left_ms": time_left_ms,
-        "body": body,
-        "body_bytes": m.body.len(),
-        "body_truncated": body.len() < m.body.len(),
-        "md5_of_body": m.md5_of_body,
-        "sent_ms": attribute_ms(m, "SentTimestamp"),
-        "receive_count": attribute_ms(m, "ApproximateReceiveCount").unwrap_or_default(),
-        "first_receive_ms": attribute_ms(m, "ApproximateFirstReceiveTimestamp"),
-        "group_id": attribute(m, "MessageGroupId"),
-        "dedup_id": attribute(m, "MessageDeduplicationId"),
-        "sequence_number": attribute(m, "SequenceNumber"),
-        "attributes": system,
-        "message_attributes": user,
-    })
 }
 
 #[cfg(test)]
@@ -418,6 +279,10 @@ mod tests {
             .await,
         );
         assert_eq!(one["visible"], 1);
+        // The URL GetQueueUrl answers, and the ARN.
+        assert_eq!(one["url"], format!("{BASE}/000000000000/q"));
+        assert_eq!(one["arn"], "arn:aws:sqs:us-east-1:000000000000:q");
+        assert_eq!(one["fifo"], false);
         let missing = call(
             &s,
             Route::ConsoleMessages,
@@ -457,12 +322,5 @@ mod tests {
         );
         assert!(BASE.starts_with("http://"));
         s.engine.close().await;
-    }
-
-    #[test]
-    fn cuts_fall_on_character_boundaries() {
-        assert_eq!(cut("héllo", 2), "h");
-        assert_eq!(cut("héllo", 3), "hé");
-        assert_eq!(cut("abc", 10), "abc");
     }
 }

@@ -68,6 +68,9 @@ pub(super) async fn first_page(admin: &Admin, base_url: &str) -> Value {
 fn queues_page(admin: &Admin, base_url: &str, q: &ListQuery) -> Value {
     let all = admin.engine.queue_counts();
     let everything = all.len();
+    // Over every queue, not only the matching ones: the console's account and region columns
+    // stay while a filter narrows the list.
+    let scopes: std::collections::BTreeSet<_> = all.iter().map(|c| c.scope.clone()).collect();
     let needle = q.contains.to_lowercase();
     let matching: Vec<_> = all
         .into_iter()
@@ -75,7 +78,6 @@ fn queues_page(admin: &Admin, base_url: &str, q: &ListQuery) -> Value {
         .filter(|c| needle.is_empty() || c.name.to_lowercase().contains(&needle))
         .collect();
     let total = matching.len();
-    let scopes: std::collections::BTreeSet<_> = matching.iter().map(|c| c.scope.clone()).collect();
     let queues: Vec<Value> = matching
         .into_iter()
         .skip(q.offset)

@@ -15,6 +15,7 @@ use crate::engine::{Clock, Engine, EngineOptions, RandomIds, SystemClock};
 use crate::tools::clock::ControlledClock;
 use crate::tools::faults::Faults;
 use crate::tools::metrics::Metrics;
+use crate::tools::metrics_queues::MetricsOptions;
 use crate::tools::push::PushTargets;
 use crate::tools::setup::Setup;
 use crate::wire::{Protocol, WireRequest, WireResponse};
@@ -36,7 +37,7 @@ pub(crate) fn admin() -> Admin {
         Vec::new(),
     ));
     Admin {
-        metrics: Arc::new(Metrics::new(&engine, &faults)),
+        metrics: Arc::new(Metrics::new(&engine, &faults, MetricsOptions::default())),
         engine,
         faults,
         clock,

@@ -29,6 +29,19 @@ pub(crate) struct Watch {
     full: bool,
 }
 
+/// Messages a queue has taken in, handed out and lost since it was created (or the server
+/// started), for `/metrics`. Plain numbers: they change under the engine lock the request
+/// holds anyway, so counting costs no lock and no atomic of its own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Traffic {
+    /// Messages enqueued by a send (or moved here by the console).
+    pub sent: u64,
+    /// Messages handed out by ReceiveMessage.
+    pub received: u64,
+    /// Messages deleted (by receipt handle, or by id from the console).
+    pub deleted: u64,
+}
+
 /// One queue with its messages and indexes.
 #[derive(Debug)]
 pub(crate) struct Queue {
@@ -54,6 +67,8 @@ pub(crate) struct Queue {
     notify: Arc<Notify>,
     /// FIFO only: deduplication, sequence numbers, receive attempts.
     fifo_state: FifoState,
+    /// Counters for `/metrics`.
+    traffic: Traffic,
 }
 
 impl Queue {
@@ -114,6 +129,7 @@ impl Queue {
             dedup_per_group: rec.dedup_per_group,
             notify: Arc::new(Notify::new()),
             fifo_state: FifoState::default(),
+            traffic: Traffic::default(),
         }
     }
 
@@ -275,6 +291,27 @@ impl Queue {
     /// Sets LastModifiedTimestamp.
     pub fn touch(&mut self, now: u64) {
         self.modified_s = now / 1000;
+    }
+
+    /// Messages sent, received and deleted so far.
+    pub fn traffic(&self) -> Traffic {
+        self.traffic
+    }
+
+    /// The counters, for counting.
+    pub fn traffic_mut(&mut self) -> &mut Traffic {
+        &mut self.traffic
+    }
+
+    /// Send time (epoch ms) of the oldest message, whatever its state; `None` when empty:
+    /// the first by sequence number, or one moved in late with an older send time.
+    pub fn oldest_sent_ms(&self) -> Option<u64> {
+        let first = self.messages.first().map(|(_, m)| m.sent_ms());
+        let late = self.messages.oldest_late().map(|(sent_ms, _)| sent_ms);
+        match (first, late) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The messages and their counters, to read.

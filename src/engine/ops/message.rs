@@ -144,6 +144,7 @@ impl Engine {
         };
         rec.compact();
         self.inner.metrics.sent.inc();
+        q.traffic_mut().sent += 1;
         let state = StateRecord::initial(&rec);
         q.append(rec, state, now, ops);
         Ok(result)
@@ -183,6 +184,7 @@ impl Engine {
         check_fifo_handle(q, handle, r)?;
         if handle_target(q, r).is_some() && q.delete(r.seq, ops).is_some() {
             self.inner.metrics.deleted.inc();
+            q.traffic_mut().deleted += 1;
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 use crate::command::{Message, ReceiveMessage, Scope};
 use crate::engine::handle::{Access, Engine};
 use crate::engine::model::index::msg::Phase;
+use crate::engine::model::queue::Queue;
 use crate::engine::model::receipt::fingerprint;
 use crate::engine::store::record::StateRecord;
 use crate::engine::store::schema::Op;
@@ -59,6 +60,17 @@ pub struct Inspected {
     pub visible_at_ms: Option<u64>,
 }
 
+/// One step of [`Engine::inspect_from`].
+#[derive(Debug, Clone, Default)]
+pub struct InspectStep {
+    /// The messages, with their sequence positions.
+    pub messages: Vec<(u64, Inspected)>,
+    /// How many messages the step looked at (some may have been deleted meanwhile).
+    pub looked_at: usize,
+    /// Where the next step starts, when more messages remain.
+    pub next: Option<u64>,
+}
+
 /// Message counts of one queue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueueCounts {
@@ -72,6 +84,15 @@ pub struct QueueCounts {
     pub in_flight: usize,
     /// Waiting out a delay.
     pub delayed: usize,
+    /// Messages sent to it so far (since it was created or the server started).
+    pub sent: u64,
+    /// Messages handed out by ReceiveMessage so far.
+    pub received: u64,
+    /// Messages deleted so far.
+    pub deleted: u64,
+    /// Milliseconds since the oldest message was sent, whatever its state (CloudWatch's
+    /// ApproximateAgeOfOldestMessage); `None` when the queue is empty.
+    pub oldest_age_ms: Option<u64>,
 }
 
 impl Engine {
@@ -182,11 +203,6 @@ impl Engine {
         let mut reg = self.lock();
         let q = self.queue_mut(&mut reg, scope, queue_url)?;
         q.promote(now);
-        let all = ReceiveMessage {
-            message_system_attribute_names: vec!["All".into()],
-            message_attribute_names: vec!["All".into()],
-            ..ReceiveMessage::default()
-        };
         let wanted_id = id.map(|i| uuid::Uuid::parse_str(i).ok());
         // The index keeps a fingerprint of each id; the page's records confirm the match.
         let wanted_fp = wanted_id.map(|w| w.map(|u| fingerprint(u.as_bytes())));
@@ -202,22 +218,83 @@ impl Engine {
             }
             total += 1;
         }
+        let page = self
+            .inspected(q, picked, wanted_id.flatten().as_ref(), id.is_some())
+            .into_iter()
+            .map(|(_, i)| i)
+            .collect();
+        Ok((total, page))
+    }
+
+    /// From sequence position `from` on, the next `max` messages of a queue in `state` (all
+    /// when `None`) with their positions, and the position to go on from when more remain
+    /// ([`InspectStep`]):
+    /// the console's search walks a queue in such bounded steps, so the lock is held for one
+    /// step at a time however long the queue.
+    pub fn inspect_from(
+        &self,
+        scope: &Scope,
+        queue_url: &str,
+        state: Option<PeekState>,
+        from: u64,
+        max: usize,
+    ) -> SqsResult<InspectStep> {
+        let now = self.now();
+        let mut reg = self.lock();
+        let q = self.queue_mut(&mut reg, scope, queue_url)?;
+        q.promote(now);
+        let mut matching = q
+            .messages()
+            .iter_from(from)
+            .filter(|(_, m)| state.is_none_or(|s| PeekState::of(m.phase()) == s));
+        let picked: Vec<(u64, StateRecord, Phase)> = matching
+            .by_ref()
+            .take(max)
+            .map(|(seq, m)| (seq, m.state(), m.phase()))
+            .collect();
+        let next = matching.next().map(|(seq, _)| seq);
+        let looked_at = picked.len();
+        Ok(InspectStep {
+            messages: self.inspected(q, picked, None, false),
+            looked_at,
+            next,
+        })
+    }
+
+    /// The picked messages of `q` as the console shows them, leaving out any whose record is
+    /// gone (and, when `by_id`, any whose id is not `wanted`: the index only keeps a
+    /// fingerprint of each id).
+    fn inspected(
+        &self,
+        q: &Queue,
+        picked: Vec<(u64, StateRecord, Phase)>,
+        wanted: Option<&uuid::Uuid>,
+        by_id: bool,
+    ) -> Vec<(u64, Inspected)> {
+        let all = ReceiveMessage {
+            message_system_attribute_names: vec!["All".into()],
+            message_attribute_names: vec!["All".into()],
+            ..ReceiveMessage::default()
+        };
         let seqs: Vec<u64> = picked.iter().map(|&(seq, ..)| seq).collect();
         let records = self.records(q, &seqs);
-        let mut page = Vec::new();
-        for ((_, st, phase), rec) in picked.into_iter().zip(records) {
-            let Some(rec) = rec.filter(|r| wanted_id.is_none_or(|w| w == Some(r.id))) else {
+        let mut page = Vec::with_capacity(picked.len());
+        for ((seq, st, phase), rec) in picked.into_iter().zip(records) {
+            let Some(rec) = rec.filter(|r| !by_id || wanted == Some(&r.id)) else {
                 continue;
             };
             let handle = PEEK_RECEIPT_HANDLE.to_owned();
             let sender = &self.inner.cfg.account_id;
-            page.push(Inspected {
-                message: super::message::render(&rec, &st, handle, &all, sender),
-                state: PeekState::of(phase),
-                visible_at_ms: (phase != Phase::Ready).then_some(st.visible_at_ms),
-            });
+            page.push((
+                seq,
+                Inspected {
+                    message: super::message::render(&rec, &st, handle, &all, sender),
+                    state: PeekState::of(phase),
+                    visible_at_ms: (phase != Phase::Ready).then_some(st.visible_at_ms),
+                },
+            ));
         }
-        Ok((total, page))
+        page
     }
 
     /// Deletes the message with this id, whatever its state, without a receipt handle (the web
@@ -251,6 +328,7 @@ impl Engine {
             let found = seq.and_then(|s| q.delete(s, &mut ops)).is_some();
             if found {
                 self.inner.metrics.deleted.inc();
+                q.traffic_mut().deleted += 1;
                 q.wake();
             }
             (found, self.inner.store.submit(ops))
@@ -269,12 +347,17 @@ impl Engine {
             .map(|q| {
                 q.promote(now);
                 let m = q.messages();
+                let traffic = q.traffic();
                 QueueCounts {
                     name: q.name().to_owned(),
                     scope: q.scope().clone(),
                     visible: m.ready_count(),
                     in_flight: m.inflight_count(),
                     delayed: m.delayed_count(),
+                    sent: traffic.sent,
+                    received: traffic.received,
+                    deleted: traffic.deleted,
+                    oldest_age_ms: q.oldest_sent_ms().map(|s| now.saturating_sub(s)),
                 }
             })
             .collect();

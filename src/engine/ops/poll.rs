@@ -320,6 +320,7 @@ impl Engine {
             q.reveal(&seqs, now);
         }
         self.inner.metrics.received.inc_by(taken.len() as u64);
+        q.traffic_mut().received += taken.len() as u64;
         let picked = if q.is_fifo() {
             // Read and rendered under the lock: a retried attempt id must return these.
             let seqs: Vec<u64> = taken.iter().map(|t| t.seq).collect();

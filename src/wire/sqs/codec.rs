@@ -71,7 +71,7 @@ pub const HINT_HEADER: &str = "x-localsqs-hint";
 
 fn error_envelope(protocol: Protocol, err: &SqsError, request_id: &str) -> WireResponse {
     let spec = err.code.spec();
-    match protocol {
+    let mut resp = match protocol {
         Protocol::Query => WireResponse::new(
             spec.status,
             XML_CONTENT_TYPE,
@@ -105,7 +105,9 @@ fn error_envelope(protocol: Protocol, err: &SqsError, request_id: &str) -> WireR
             ));
             resp
         }
-    }
+    };
+    resp.error = Some(err.code);
+    resp
 }
 
 /// Decodes an SQS API request: its action, context and command, or the response that rejects

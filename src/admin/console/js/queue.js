@@ -1,5 +1,6 @@
-// One queue: live counts and chart, dead-letter links and redrive progress, attributes and
-// tags (editable), its messages, and the actions (send, purge, redrive, delete).
+// One queue: its URL, ARN, region and account; live counts and chart, dead-letter links and
+// redrive progress, attributes and tags (editable), its messages, and the actions (send,
+// purge, redrive, delete).
 
 import { h, fill, fmtInt, fmtTime, toast, field, openDialog, confirmDialog, val, changed } from './dom.js';
 import { sqs, admin, attributes, query } from './api.js';
@@ -36,10 +37,20 @@ export function queuePage(main, name, params) {
   const tagBody = h('tbody');
   const messagesSlot = h('div', {});
   const status = h('div', {});
+  // The URL clients use (what GetQueueUrl answers for this host), the ARN, and where it lives.
+  const urlText = h('code', { id: 'queue-url' }, '…');
+  const arnText = h('code', { id: 'queue-arn' }, '…');
+  const whereText = h('span', { id: 'queue-where' }, '…');
+  const copy = h('button', { type: 'button', class: 'small', 'aria-label': 'Copy the queue URL', onclick: () => copyUrl() }, 'Copy');
+  const ids = h('dl', { class: 'queue-ids', 'aria-label': 'Queue identity' },
+    h('dt', {}, 'URL'), h('dd', {}, urlText, ' ', copy),
+    h('dt', {}, 'ARN'), h('dd', {}, arnText),
+    h('dt', {}, 'Region · account'), h('dd', {}, whereText));
 
   main.append(
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Queues'), ' / ', name),
     h('div', { class: 'page-head' }, h('h1', {}, name), badges, actions),
+    ids,
     status,
     h('section', { class: 'stats', 'aria-label': 'Message counts' },
       COUNTS.map(([c, label]) => h('div', { class: `stat ${c}` }, h('div', { class: 'name' }, label), stats[c])),
@@ -84,7 +95,7 @@ export function queuePage(main, name, params) {
     gone = true;
     fill(status, h('div', { class: 'card', role: 'alert' },
       h('p', {}, `There is no queue named ${name}. `, h('a', { href: '#/' }, 'Back to the queues'))));
-    for (const el of main.querySelectorAll('.stats, .grid-2, [aria-labelledby="dl-title"]')) el.hidden = true;
+    for (const el of main.querySelectorAll('.stats, .grid-2, .queue-ids, [aria-labelledby="dl-title"]')) el.hidden = true;
     messages?.el.remove();
     fill(actions);
   }
@@ -197,10 +208,32 @@ export function queuePage(main, name, params) {
       if (e.status === 404) return missing();
       throw e;
     }
+    showIds(counts);
     sample(name, counts);
     for (const [c] of COUNTS) stats[c].textContent = fmtInt(counts[c]);
     fill(chart, sparkline(samples(name), { big: true, label: name }));
     await Promise.all([messages?.refresh(counts), sources.length ? refreshTasks() : null]);
+  }
+
+  function showIds(c) {
+    if (c.url && urlText.textContent !== c.url) urlText.textContent = c.url;
+    if (c.arn && arnText.textContent !== c.arn) arnText.textContent = c.arn;
+    const where = c.region ? `${c.region} · ${c.account}` : '';
+    if (where && whereText.textContent !== where) whereText.textContent = where;
+  }
+
+  /** Copies the URL; where the browser gives no clipboard (plain http off localhost), selects it. */
+  async function copyUrl() {
+    try {
+      await navigator.clipboard.writeText(urlText.textContent);
+      toast('Copied the queue URL');
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(urlText);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      toast('Selected the queue URL: press Ctrl+C to copy it');
+    }
   }
 
   function editAttribute(key = '') {

@@ -1,5 +1,6 @@
-// The queues page: every queue, a page at a time, with live counts, badges and sparklines;
-// filter by name; create and delete queues.
+// The queues page: every queue, a page at a time, with live counts, badges and sparklines (and
+// region and account columns when the server holds queues in several); filter by name; create
+// and delete queues.
 
 import { h, fill, fmtInt, toast, field, openDialog, confirmDialog, val, changed } from './dom.js';
 import { sqs, admin, query, arnOf } from './api.js';
@@ -27,6 +28,15 @@ export function queuesPage(main, params, initial) {
   const prev = h('button', { type: 'button', onclick: () => go(pageNo - 1) }, '← Previous');
   const next = h('button', { type: 'button', onclick: () => go(pageNo + 1) }, 'Next →');
   const num = (text) => h('th', { scope: 'col', class: 'num' }, text);
+  const table = h('table', { 'aria-describedby': 'queue-summary', id: 'queues' },
+    h('thead', {}, h('tr', {},
+      h('th', { scope: 'col' }, 'Name'),
+      h('th', { scope: 'col', class: 'scope-col' }, 'Region'),
+      h('th', { scope: 'col', class: 'scope-col' }, 'Account'),
+      num('Visible'), num('In flight'), num('Delayed'),
+      h('th', { scope: 'col' }, 'Last 5 minutes'),
+      h('th', { scope: 'col', class: 'actions' }, h('span', { class: 'muted' }, 'Actions')))),
+    tbody);
 
   main.append(
     h('div', { class: 'page-head' },
@@ -35,12 +45,7 @@ export function queuesPage(main, params, initial) {
         h('button', { type: 'button', class: 'primary', onclick: createQueue }, 'Create queue'))),
     h('form', { class: 'toolbar', role: 'search', onsubmit: (e) => { e.preventDefault(); apply(); } }, search),
     h('div', { class: 'card flush' },
-      h('table', { 'aria-describedby': 'queue-summary', id: 'queues' },
-        h('thead', {}, h('tr', {},
-          h('th', { scope: 'col' }, 'Name'), num('Visible'), num('In flight'), num('Delayed'),
-          h('th', { scope: 'col' }, 'Last 5 minutes'),
-          h('th', { scope: 'col', class: 'actions' }, h('span', { class: 'muted' }, 'Actions')))),
-        tbody),
+      table,
       empty,
       h('nav', { class: 'pager', 'aria-label': 'Pages of queues' }, where, prev, next)),
   );
@@ -94,13 +99,12 @@ export function queuesPage(main, params, initial) {
       ? `${fmtInt(data.total)} of ${fmtInt(data.all)} queues match “${filter}”`
       : `${fmtInt(data.all)} ${data.all === 1 ? 'queue' : 'queues'}`;
     const seen = new Set();
-    // With queues in more than one account or region, each row says where its queue lives.
-    const scoped = data.scopes > 1;
+    // With queues in more than one account or region, columns say where each queue lives.
+    table.classList.toggle('scoped', data.scopes > 1);
     data.queues.forEach((q, i) => {
       sample(q.url, q);
       seen.add(q.url);
       const row = rows.get(q.url) || makeRow(q);
-      row.where.hidden = !scoped;
       rows.set(q.url, row);
       update(row, q);
       if (tbody.children[i] !== row.tr) tbody.insertBefore(row.tr, tbody.children[i] || null);
@@ -123,7 +127,6 @@ export function queuesPage(main, params, initial) {
   function makeRow(q) {
     const scope = `?region=${encodeURIComponent(q.region)}&account=${encodeURIComponent(q.account)}`;
     const link = h('a', { class: 'queue-name', href: `#/queue/${encodeURIComponent(q.name)}${scope}` }, q.name);
-    const where = h('span', { class: 'badge scope', title: 'Region and account', hidden: true }, `${q.region} · ${q.account}`);
     const kind = h('span', { class: q.fifo ? 'badge fifo' : 'badge standard' }, q.fifo ? 'FIFO' : 'Standard');
     const dlq = h('span', { class: 'badge dlq', title: 'Dead-letter queue: another queue’s RedrivePolicy targets it', hidden: true }, 'DLQ');
     const counts = Object.fromEntries(COUNTS.map((c) => [c, h('td', { class: 'num', dataset: { count: c } })]));
@@ -133,9 +136,11 @@ export function queuesPage(main, params, initial) {
       onclick: () => deleteQueue(q.name, row.url, row.total),
     }, 'Delete');
     const tr = h('tr', { dataset: { queue: q.name } },
-      h('td', {}, h('div', { class: 'cell-name' }, link, kind, dlq, where)),
+      h('td', {}, h('div', { class: 'cell-name' }, link, kind, dlq)),
+      h('td', { class: 'scope-col region' }, q.region),
+      h('td', { class: 'scope-col account mono' }, q.account),
       counts.visible, counts.in_flight, counts.delayed, chart, h('td', { class: 'actions' }, del));
-    const row = { tr, dlq, where, counts, chart, url: q.url, total: 0 };
+    const row = { tr, dlq, counts, chart, url: q.url, total: 0 };
     return row;
   }
 
