@@ -306,7 +306,7 @@ async fn move_task_pacing_follows_the_clock() {
     .await;
 }
 
-/// The README's example, verbatim in spirit: a redrive after 3 × 30-second visibility
+/// docs/clock-and-faults.md's example, verbatim in spirit: a redrive after 3 × 30-second visibility
 /// timeouts, checked in milliseconds of real time.
 #[tokio::test]
 async fn readme_redrive_after_three_visibility_timeouts() {

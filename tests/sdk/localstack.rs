@@ -1,5 +1,5 @@
-//! LocalStack's developer endpoint and override headers under `--compat localstack` (README
-//! "From LocalStack"; docs/protocol.md §1.5): `/_aws/sqs/messages` as an SDK's endpoint URL, its
+//! LocalStack's developer endpoint and override headers under `--compat localstack` (docs/migrating.md
+//! "What --compat localstack changes"; docs/protocol.md §1.5): `/_aws/sqs/messages` as an SDK's endpoint URL, its
 //! JSON and error shapes, and the headers that lift ReceiveMessage's limits.
 
 use std::collections::HashMap;
