@@ -17,15 +17,17 @@ import { md5OfAttributes, sleep, until } from './util';
 
 let server: Localsqs;
 let sqs: SQSClient;
-const calls: string[] = []; // every operation the client sent, in order
+const calls: string[] = []; // every operation the server answered, in the order the answers came
 
 beforeAll(async () => {
   server = await startLocalsqs();
   sqs = server.client();
   sqs.middlewareStack.add(
     (next, context) => async (args) => {
+      // Recorded once answered: a test that waits for a DeleteMessage then sees its effect.
+      const out = await next(args);
       calls.push(context.commandName as string);
-      return next(args);
+      return out;
     },
     { step: 'initialize', name: 'recordCalls' },
   );
