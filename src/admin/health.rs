@@ -27,7 +27,7 @@ pub fn health(admin: &Admin, _req: &Req<'_>) -> Answer {
                 "live": true,
                 "ready": true,
                 "mode": mode,
-                "queues": engine.queue_counts().len(),
+                "queues": engine.queue_count(),
             })));
         }
         StorageState::Recovering(r) => ("storage recovering", "trying", r),

@@ -75,8 +75,25 @@ async fn health_metrics_peek_and_reset() {
     let health: serde_json::Value = serde_json::from_str(&body).expect("json");
     assert_eq!(health["status"], "ok");
     assert_eq!(health["mode"], "memory");
+    assert_eq!(health["queues"], 0, "{health}");
 
     let url = t.create_queue("ops", &[]).await;
+    let other = t.create_queue("other", &[]).await;
+    let queues = |body: String| serde_json::from_str::<serde_json::Value>(&body).expect("json");
+    assert_eq!(
+        queues(request(ep, "GET", "/health", &[]).await.1)["queues"],
+        2
+    );
+    t.client
+        .delete_queue()
+        .queue_url(&other)
+        .send()
+        .await
+        .expect("DeleteQueue");
+    assert_eq!(
+        queues(request(ep, "GET", "/health", &[]).await.1)["queues"],
+        1
+    );
     t.send(&url, "one").await;
     t.send(&url, "two").await;
     let received = t.receive(&url, 1).await;

@@ -337,6 +337,13 @@ impl Engine {
         Ok(found)
     }
 
+    /// How many queues there are, over every account and region, without visiting them: what
+    /// `/health` reports, which any client may poll as often as it likes.
+    #[must_use]
+    pub fn queue_count(&self) -> usize {
+        self.lock().len()
+    }
+
     /// Counters of every queue, by name (then account and region).
     #[must_use]
     pub fn queue_counts(&self) -> Vec<QueueCounts> {
