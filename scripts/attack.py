@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile clients against a localsqs binary, for the numbers in docs/security.md.
 
-Two attacks, each against a fresh server started by this script (nothing is asserted; the
+Three attacks, each against a fresh server started by this script (nothing is asserted; the
 figures are printed):
 
   python3 scripts/attack.py bodies --binary target/release/localsqs
@@ -13,11 +13,18 @@ figures are printed):
       long polls stay parked (re-polling when answered) while one normal client sends a
       ListQueues every 200 ms for 40 s. Prints the normal client's answer times.
 
+  python3 scripts/attack.py health --binary target/release/localsqs
+      With 50,000 queues, four clients poll the unauthenticated /health as fast as they can for
+      10 s while one normal client sends a message every 10 ms. Prints both sides' answer times.
+
 Needs a file-descriptor limit above the connection counts (`ulimit -n 20000`).
 """
 
 import argparse
 import asyncio
+import concurrent.futures
+import http.client
+import json
 import os
 import socket
 import statistics
@@ -206,9 +213,76 @@ def slots(binary):
         proc.wait(timeout=60)
 
 
+def json_call(conn, target, body):
+    conn.request("POST", "/", json.dumps(body),
+                 {"X-Amz-Target": "AmazonSQS." + target,
+                  "Content-Type": "application/x-amz-json-1.0"})
+    r = conn.getresponse()
+    data = r.read()
+    if r.status != 200:
+        raise SystemExit("%s answered %d: %s" % (target, r.status, data[:200]))
+    return json.loads(data)
+
+
+def percentiles(times):
+    times = sorted(times)
+    return (statistics.median(times) * 1000, times[int(len(times) * 0.99)] * 1000,
+            times[-1] * 1000)
+
+
+def health(binary, queues=50_000):
+    proc, port = start(binary)
+    try:
+        def create(part):
+            conn = http.client.HTTPConnection("127.0.0.1", port)
+            for i in part:
+                json_call(conn, "CreateQueue", {"QueueName": "q%d" % i})
+        with concurrent.futures.ThreadPoolExecutor(8) as ex:
+            list(ex.map(create, [range(k, queues, 8) for k in range(8)]))
+        # The pollers run in processes of their own, so that the normal client's times are
+        # the server's and not this interpreter's lock.
+        me = os.path.abspath(__file__)
+        pollers = [subprocess.Popen(["python3", me, "_poll_health", "--port", str(port)],
+                                    stdout=subprocess.PIPE, text=True) for _ in range(4)]
+        time.sleep(0.5)
+        conn = http.client.HTTPConnection("127.0.0.1", port)
+        url = json_call(conn, "GetQueueUrl", {"QueueName": "q0"})["QueueUrl"]
+        sends, end = [], time.monotonic() + 10
+        while time.monotonic() < end:
+            t = time.perf_counter()
+            json_call(conn, "SendMessage", {"QueueUrl": url, "MessageBody": "x"})
+            sends.append(time.perf_counter() - t)
+            time.sleep(0.01)
+        polls = []
+        for p in pollers:
+            p.terminate()
+            polls += json.loads(p.communicate()[0] or "[]")
+        print("health: %d queues; %d /health answers in 10 s, median %.3f ms, p99 %.3f ms, "
+              "worst %.3f ms; the normal client's %d SendMessage: median %.3f ms, p99 %.3f ms, "
+              "worst %.3f ms" % ((queues, len(polls)) + percentiles(polls) + (len(sends),)
+                                 + percentiles(sends)))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def poll_health(port):
+    """Polls /health until terminated, then prints its answer times (a JSON list of seconds)."""
+    import signal
+    times, stop = [], []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    conn = http.client.HTTPConnection("127.0.0.1", port)
+    while not stop:
+        t = time.perf_counter()
+        conn.request("GET", "/health")
+        conn.getresponse().read()
+        times.append(time.perf_counter() - t)
+    print(json.dumps(times))
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("attack", choices=["bodies", "slots", "_swarm"])
+    p.add_argument("attack", choices=["bodies", "slots", "health", "_swarm", "_poll_health"])
     p.add_argument("--binary", default=os.path.join("target", "release", "localsqs"))
     p.add_argument("--kind")
     p.add_argument("--port", type=int)
@@ -219,6 +293,10 @@ def main():
         asyncio.run(bodies(a.binary))
     elif a.attack == "slots":
         slots(a.binary)
+    elif a.attack == "health":
+        health(a.binary)
+    elif a.attack == "_poll_health":
+        poll_health(a.port)
     else:
         asyncio.run(swarm(a.kind, a.port, a.n, a.url))
 
