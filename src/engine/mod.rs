@@ -34,7 +34,7 @@ pub use crate::command::{Scope, is_account_id};
 pub use clock::{
     Clock, IdGen, MAX_TIME_MS, ManualClock, RandomIds, SeededIds, SystemClock, TIME_MARGIN_MS,
 };
-pub use handle::{Engine, StorageState};
+pub use handle::{Engine, SWEEP_CHUNK, SWEEP_PER_TICK, StorageState};
 pub use model::outbox::{SnsDelivery, SnsTarget};
 pub use ops::console::bulk::{BULK_MAX_IDS, BulkOutcome, MoveTarget};
 pub use ops::peek::{

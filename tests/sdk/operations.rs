@@ -347,6 +347,62 @@ async fn sweep_drops_expired_messages_of_idle_queues() {
     t.shutdown().await;
 }
 
+/// The sweep visits the queues a chunk at a time, releasing the engine lock between chunks:
+/// queues on both sides of every chunk boundary, and in the last partial chunk, are swept.
+#[tokio::test]
+async fn sweep_reaches_every_queue_across_its_chunks() {
+    let t = TestServer::start().await;
+    let n = localsqs::engine::SWEEP_CHUNK * 2 + 3;
+    let mut urls = Vec::new();
+    for i in 0..n {
+        let retention = [(QueueAttributeName::MessageRetentionPeriod, "60")];
+        urls.push(t.create_queue(&format!("swept-{i}"), &retention).await);
+    }
+    for url in &urls {
+        t.send(url, "old").await;
+    }
+    t.clock.advance_ms(61_000);
+    let left = |engine: &localsqs::engine::Engine| -> usize {
+        engine
+            .queue_counts()
+            .iter()
+            .filter(|c| c.name.starts_with("swept-"))
+            .map(|c| c.visible)
+            .sum()
+    };
+    assert_eq!(left(t.server.engine()), n, "counted before the sweep");
+    t.server.engine().sweep();
+    assert_eq!(left(t.server.engine()), 0, "every chunk was swept");
+    t.shutdown().await;
+}
+
+/// The background sweep visits a budget of queues each second and goes on from there: a pass
+/// over many queues takes several calls, each sweeping only its share.
+#[tokio::test]
+async fn a_budgeted_sweep_goes_on_where_it_stopped() {
+    let t = TestServer::start().await;
+    let chunk = localsqs::engine::SWEEP_CHUNK;
+    let n = chunk * 2 + 3;
+    for i in 0..n {
+        let retention = [(QueueAttributeName::MessageRetentionPeriod, "60")];
+        let url = t.create_queue(&format!("budget-{i}"), &retention).await;
+        t.send(&url, "old").await;
+    }
+    t.clock.advance_ms(61_000);
+    let left = |engine: &localsqs::engine::Engine| -> usize {
+        engine.queue_counts().iter().map(|c| c.visible).sum()
+    };
+    let engine = t.server.engine();
+    let next = engine.sweep_some(0, chunk + 1);
+    assert!(next.is_some(), "stopped on its budget");
+    assert_eq!(left(engine), n - chunk - 1, "swept its budget, no more");
+    let next = engine.sweep_some(next.expect("a cursor"), chunk + 1);
+    assert_eq!(left(engine), 1);
+    assert_eq!(engine.sweep_some(next.expect("a cursor"), chunk + 1), None);
+    assert_eq!(left(engine), 0, "the pass reached the last queue");
+    t.shutdown().await;
+}
+
 /// The peek used to answer a whole queue at once (250 MB and a 2.5 s stall for 200k × 1 KB);
 /// it now answers a page at a time, with the next page's token in a header.
 #[tokio::test]

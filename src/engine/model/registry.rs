@@ -26,6 +26,10 @@ pub(crate) struct Registry {
     /// URL allocates nothing.
     by_name: HashMap<String, HashMap<String, HashMap<String, u64>>>,
     queues: HashMap<u64, Queue>,
+    /// Every queue's id, ascending: what the sweep walks a chunk at a time. Walking the map
+    /// instead touches every queue's ~800-byte slot, about 3 µs each on a virtual machine once
+    /// they have left the caches (170 ms for 50,000 queues).
+    order: Vec<u64>,
     next_queue_id: u64,
     /// Deleted queues' ARNs → deletion time (epoch ms).
     tombstones: HashMap<String, u64>,
@@ -45,6 +49,7 @@ impl Registry {
         Self {
             by_name: HashMap::default(),
             queues: HashMap::default(),
+            order: Vec::new(),
             next_queue_id: 1,
             tombstones: HashMap::default(),
             tasks: Vec::new(),
@@ -82,6 +87,12 @@ impl Registry {
         self.next_queue_id = self.next_queue_id.max(id + 1);
     }
 
+    /// Up to `max` queue ids from `start` on, ascending.
+    pub fn ids_from(&self, start: u64, max: usize) -> &[u64] {
+        let from = self.order.partition_point(|&id| id < start);
+        &self.order[from..self.order.len().min(from + max)]
+    }
+
     /// How many queues there are.
     pub fn len(&self) -> usize {
         self.queues.len()
@@ -103,12 +114,21 @@ impl Registry {
             .entry(scope.region.clone())
             .or_default()
             .insert(q.name().to_owned(), id);
+        // New queues take ever larger ids; only a load may add them out of order.
+        if self.order.last().is_none_or(|&last| last < id) {
+            self.order.push(id);
+        } else if let Err(at) = self.order.binary_search(&id) {
+            self.order.insert(at, id);
+        }
         self.queues.entry(id).insert_entry(q).into_mut()
     }
 
     /// Removes a queue (DeleteQueue).
     pub fn remove(&mut self, id: u64) -> Option<Queue> {
         let q = self.queues.remove(&id)?;
+        if let Ok(at) = self.order.binary_search(&id) {
+            self.order.remove(at);
+        }
         let scope = q.scope();
         if let Some(regions) = self.by_name.get_mut(&scope.account) {
             if let Some(names) = regions.get_mut(&scope.region) {
@@ -239,6 +259,7 @@ impl Registry {
     /// Forgets every queue, tombstone and task (the reset endpoint). Queue ids keep counting.
     pub fn clear(&mut self) {
         self.queues.clear();
+        self.order.clear();
         self.by_name.clear();
         self.tombstones.clear();
         self.tasks.clear();
