@@ -1,5 +1,6 @@
 //! Engine layer, top: tests of an engine reopened on its data directory: the start-up scan across
-//! its batches (`store/scan.rs`), and FIFO sequence numbers after a purge (`load.rs`).
+//! its batches (`store/scan.rs`), and FIFO sequence numbers after a purge (`load.rs`); and the
+//! sweep over idle queues (`handle.rs`).
 
 /// Building the model from the store's rows (`load.rs`).
 mod load {
@@ -181,5 +182,92 @@ mod scan {
         assert_eq!(big.len(), n, "every message is back once");
         assert!(big == expected, "in send order, with their own bodies");
         assert_eq!(drain(&e, "small").await, ["small 0", "small 1", "small 2"]);
+    }
+}
+
+/// The sweep of idle queues (`Engine::sweep_some`). The engine is opened outside any runtime, so
+/// it starts no background sweep that could run between a test's steps.
+mod sweep {
+    use std::sync::Arc;
+
+    use crate::command::{Command, CreateQueue, MessageToSend, RequestContext, SendMessage};
+    use crate::engine::clock::{ManualClock, SeededIds};
+    use crate::engine::handle::{Engine, SWEEP_CHUNK};
+    use crate::engine::options::EngineOptions;
+
+    /// `n` queues that keep messages for 60 s, each holding one message sent now; and the clock.
+    fn queues_with_one_message(n: usize) -> (Engine, Arc<ManualClock>) {
+        let clock = Arc::new(ManualClock::new(1_700_000_000_000));
+        let e = Engine::open(
+            EngineOptions::default(),
+            clock.clone(),
+            Arc::new(SeededIds::new(1)),
+        )
+        .expect("opens");
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        rt.block_on(async {
+            let ctx = RequestContext::new("http://localhost:9324", e.default_scope());
+            for i in 0..n {
+                let create = CreateQueue {
+                    queue_name: format!("idle-{i}"),
+                    attributes: vec![("MessageRetentionPeriod".into(), "60".into())],
+                    ..CreateQueue::default()
+                };
+                e.execute(&ctx, Command::CreateQueue(create))
+                    .await
+                    .expect("created");
+                let send = SendMessage {
+                    queue_url: format!("http://localhost:9324/000000000000/idle-{i}"),
+                    message: MessageToSend {
+                        message_body: "old".into(),
+                        ..MessageToSend::default()
+                    },
+                };
+                e.execute(&ctx, Command::SendMessage(send))
+                    .await
+                    .expect("sent");
+            }
+        });
+        (e, clock)
+    }
+
+    fn messages(e: &Engine) -> usize {
+        e.queue_counts().iter().map(|c| c.visible).sum()
+    }
+
+    /// Expired messages leave even queues nobody reads, on both sides of every chunk boundary
+    /// and in the last partial chunk.
+    #[test]
+    fn a_sweep_reaches_every_queue_across_its_chunks() {
+        let n = SWEEP_CHUNK * 2 + 3;
+        let (e, clock) = queues_with_one_message(n);
+        e.sweep();
+        assert_eq!(messages(&e), n, "nothing expired yet");
+        clock.advance_ms(61_000);
+        assert_eq!(messages(&e), n, "counted until swept");
+        e.sweep();
+        assert_eq!(messages(&e), 0, "every chunk was swept");
+    }
+
+    /// The background sweep visits a budget of queues each second and goes on from there.
+    #[test]
+    fn a_budgeted_sweep_goes_on_where_it_stopped() {
+        let n = SWEEP_CHUNK * 2 + 3;
+        let (e, clock) = queues_with_one_message(n);
+        clock.advance_ms(61_000);
+        let next = e.sweep_some(0, SWEEP_CHUNK + 1);
+        assert!(next.is_some(), "stopped on its budget");
+        assert_eq!(
+            messages(&e),
+            n - SWEEP_CHUNK - 1,
+            "swept its budget, no more"
+        );
+        let next = e.sweep_some(next.expect("a cursor"), SWEEP_CHUNK + 1);
+        assert_eq!(messages(&e), 1);
+        assert_eq!(e.sweep_some(next.expect("a cursor"), SWEEP_CHUNK + 1), None);
+        assert_eq!(messages(&e), 0, "the pass reached the last queue");
     }
 }
