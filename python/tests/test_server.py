@@ -135,6 +135,46 @@ def test_explicit_port_and_extra_args():
             sqs.purge_queue(QueueUrl=url)
 
 
+def _reset_status(server, headers=None):
+    """POST /_localsqs/reset with only the given headers: the server's own answer."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(
+        server.endpoint_url + "/_localsqs/reset", data=b"", method="POST", headers=headers or {}
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=10) as resp:
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+@pytest.mark.parametrize(
+    "how",
+    ["admin_token", "extra_args", "extra_args_equals", "environment"],
+)
+def test_an_admin_token_guards_the_server_and_the_helper_sends_it(how):
+    """Under --admin-token the admin endpoints answer 401 without it; reset() and advance()
+    send it, wherever the token was given."""
+    options = {
+        "admin_token": {"admin_token": "s3cret"},
+        "extra_args": {"extra_args": ["--admin-token", "s3cret"]},
+        "extra_args_equals": {"extra_args": ["--admin-token=s3cret"]},
+        "environment": {"env": {**os.environ, "LOCALSQS_ADMIN_TOKEN": "s3cret"}},
+    }[how]
+    with Server(**options) as server:
+        assert _reset_status(server) == 401, "the server is guarded"
+        assert _reset_status(server, {"Authorization": "Bearer s3cret"}) == 200
+        sqs = server.client()
+        sqs.create_queue(QueueName="guarded")
+        server.reset()
+        assert sqs.list_queues().get("QueueUrls", []) == []
+        assert server.advance(60)["offset_ms"] >= 60_000
+        assert server.health()["status"] == "ok"
+
+
 def test_port_in_use_is_a_clear_error():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

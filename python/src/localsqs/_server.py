@@ -164,6 +164,9 @@ class Server:
     (default: in memory). ``config`` is a TOML file of queues to create at start. ``region`` and
     ``account_id`` appear in queue ARNs and URLs. ``binary`` overrides where the executable is
     found (see :func:`find_binary`). ``extra_args`` are appended to the command line.
+    ``admin_token`` starts the server with ``--admin-token`` and sends the token on the admin
+    calls (``reset``, ``advance``, …); a token given in ``extra_args`` or as
+    ``LOCALSQS_ADMIN_TOKEN`` in the server's environment is sent too.
     """
 
     def __init__(
@@ -180,6 +183,7 @@ class Server:
         startup_timeout: float = 30.0,
         stop_timeout: float = 10.0,
         env: Optional[Dict[str, str]] = None,
+        admin_token: Optional[str] = None,
     ) -> None:
         self.requested_port = port
         self.host = host
@@ -194,6 +198,7 @@ class Server:
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
         self.env = env
+        self.admin_token = admin_token
         self.port: Optional[int] = None
         self.process: Optional[subprocess.Popen] = None
         self._log = None  # the child's stdout+stderr, a temporary file
@@ -233,8 +238,24 @@ class Server:
             cmd += ["--region", self._explicit_region]
         if self._explicit_account is not None:
             cmd += ["--account-id", self._explicit_account]
+        if self.admin_token is not None:
+            cmd += ["--admin-token", self.admin_token]
         cmd += list(self.extra_args)
         return cmd
+
+    def _token(self) -> Optional[str]:
+        """The admin token the server was started with, if any: ``admin_token``, else one in
+        ``extra_args``, else ``LOCALSQS_ADMIN_TOKEN`` in the child's environment."""
+        if self.admin_token is not None:
+            return self.admin_token
+        args = list(self.extra_args)
+        for i, arg in enumerate(args):
+            if arg == "--admin-token" and i + 1 < len(args):
+                return args[i + 1]
+            if arg.startswith("--admin-token="):
+                return arg.split("=", 1)[1]
+        env = os.environ if self.env is None else self.env
+        return env.get("LOCALSQS_ADMIN_TOKEN") or None
 
     def _launch(self, executable: str, port: int) -> None:
         env = dict(os.environ if self.env is None else self.env)
@@ -379,6 +400,10 @@ class Server:
         req = urllib.request.Request(self.endpoint_url + path, data=data, method=method)
         if data is not None:
             req.add_header("Content-Type", "application/json")
+        token = self._token()
+        if token is not None:
+            # Under --admin-token every admin endpoint but the health checks needs it.
+            req.add_header("Authorization", f"Bearer {token}")
         # A proxy from the environment must never sit between a test and its local server.
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         try:
