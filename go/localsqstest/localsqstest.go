@@ -62,6 +62,7 @@ var ErrStart = errors.New("localsqs did not start")
 
 type settings struct {
 	binary, host, dataDir, config, region, accountID string
+	adminToken                                       string
 	port                                             int
 	args, env                                        []string
 	startTimeout, stopTimeout                        time.Duration
@@ -98,6 +99,14 @@ func WithArgs(args ...string) Option {
 	return func(s *settings) { s.args = append(s.args, args...) }
 }
 
+// WithAdminToken starts the server with --admin-token token, so that its admin endpoints (all but
+// /health) need Authorization: Bearer token, and sends that header on every admin call
+// ([Server.Reset], [Server.Advance]). Without it the helper still sends the token the server was
+// given otherwise: an --admin-token in [WithArgs] (not to be combined with this option: the
+// server refuses the flag twice), else LOCALSQS_ADMIN_TOKEN in the server's environment
+// ([WithEnv], else the test's). An empty token means none.
+func WithAdminToken(token string) Option { return func(s *settings) { s.adminToken = token } }
+
 // WithEnv adds KEY=VALUE entries to the child's environment (e.g. "RUST_LOG=debug").
 func WithEnv(kv ...string) Option { return func(s *settings) { s.env = append(s.env, kv...) } }
 
@@ -110,6 +119,7 @@ func WithStopTimeout(d time.Duration) Option { return func(s *settings) { s.stop
 // Server is a running localsqs process.
 type Server struct {
 	binary, host, endpoint, region, accountID string
+	adminToken                                string // sent on admin calls; "" for none
 	port                                      int
 	stopTimeout                               time.Duration
 
@@ -189,7 +199,37 @@ func (st *settings) command(port int) []string {
 	if st.accountID != "" {
 		args = append(args, "--account-id", st.accountID)
 	}
+	if st.adminToken != "" {
+		args = append(args, "--admin-token", st.adminToken)
+	}
 	return append(args, st.args...)
+}
+
+// token is the admin token the server runs with, as it reads it: [WithAdminToken], else the
+// extra arguments' --admin-token X or --admin-token=X, else LOCALSQS_ADMIN_TOKEN in env, the
+// child's environment (where, as in exec.Cmd, the last entry of a name counts).
+func (st *settings) token(env []string) string {
+	if st.adminToken != "" {
+		return st.adminToken
+	}
+	token, found := "", false
+	for i := 0; i < len(st.args); i++ {
+		if v, ok := strings.CutPrefix(st.args[i], "--admin-token="); ok {
+			token, found = v, true
+		} else if st.args[i] == "--admin-token" && i+1 < len(st.args) {
+			i++
+			token, found = st.args[i], true
+		}
+	}
+	if found {
+		return token
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "LOCALSQS_ADMIN_TOKEN="); ok {
+			return v
+		}
+	}
+	return ""
 }
 
 func childEnv(extra []string) []string {
@@ -221,6 +261,7 @@ func launch(st settings, binary string, port int) (*Server, error) {
 	args := st.command(port)
 	cmd := exec.Command(binary, args...)
 	cmd.Env = childEnv(st.env)
+	token := st.token(cmd.Env)
 	out := &output{}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.WaitDelay = 2 * time.Second // a grandchild holding the pipes cannot stall Wait
@@ -230,7 +271,7 @@ func launch(st settings, binary string, port int) (*Server, error) {
 		endpoint:  "http://" + net.JoinHostPort(connectHost(st.host), strconv.Itoa(port)),
 		region:    firstOf(st.region, DefaultRegion),
 		accountID: firstOf(st.accountID, DefaultAccountID),
-		cmd:       cmd, out: out, done: make(chan struct{}),
+		cmd:       cmd, out: out, done: make(chan struct{}), adminToken: token,
 		// A proxy from the environment must never sit between a test and its local server.
 		http: &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 10 * time.Second},
 	}
@@ -347,6 +388,10 @@ func (s *Server) Region() string { return s.region }
 // AccountID is the account of queue URLs and ARNs.
 func (s *Server) AccountID() string { return s.accountID }
 
+// AdminToken is the token the admin calls send as Authorization: Bearer (see [WithAdminToken]),
+// or "" when the server's admin endpoints are open.
+func (s *Server) AdminToken() string { return s.adminToken }
+
 // Binary is the executable that runs.
 func (s *Server) Binary() string { return s.binary }
 
@@ -412,6 +457,9 @@ func (s *Server) admin(method, path string, body, into any) error {
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
+	if s.adminToken != "" {
+		req.Header.Set("Authorization", "Bearer "+s.adminToken)
+	}
 	resp, err := s.http.Do(req)
 	if err != nil {
 		return err
@@ -424,6 +472,8 @@ func (s *Server) admin(method, path string, body, into any) error {
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return fmt.Errorf("%s %s is not supported by this localsqs binary (404); it may be older than this package", method, path)
+	case resp.StatusCode == http.StatusUnauthorized && s.adminToken == "":
+		return fmt.Errorf("%s %s answered 401: the server needs its admin token (WithAdminToken): %s", method, path, raw)
 	case resp.StatusCode != http.StatusOK:
 		return fmt.Errorf("%s %s answered %d: %s", method, path, resp.StatusCode, raw)
 	}

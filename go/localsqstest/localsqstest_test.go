@@ -228,6 +228,90 @@ func TestArgsAndEnv(t *testing.T) {
 	}
 }
 
+// postReset sends POST /_localsqs/reset itself, with an Authorization header unless it is "", and
+// returns the status.
+func postReset(t *testing.T, srv *localsqstest.Server, authorization string) int {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.Endpoint()+"/_localsqs/reset", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	c := &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestAdminToken(t *testing.T) {
+	srv := localsqstest.Start(t, localsqstest.WithAdminToken("s3cret"))
+	// The server is guarded: without the token (or with another one) an admin call gets 401.
+	if code := postReset(t, srv, ""); code != http.StatusUnauthorized {
+		t.Fatalf("POST /_localsqs/reset without the token: %d, want 401", code)
+	}
+	if code := postReset(t, srv, "Bearer wrong"); code != http.StatusUnauthorized {
+		t.Fatalf("POST /_localsqs/reset with another token: %d, want 401", code)
+	}
+	if srv.AdminToken() != "s3cret" {
+		t.Fatalf("AdminToken() %q", srv.AdminToken())
+	}
+	createQueue(t, srv.Client(), "dropped", nil)
+	if err := srv.Reset(); err != nil {
+		t.Fatalf("Reset with the token: %v", err)
+	}
+	if got := queueNames(t, srv.Client()); len(got) != 0 {
+		t.Fatalf("after reset: %v", got)
+	}
+	if clock, err := srv.Advance(10 * time.Second); err != nil || clock.OffsetMs != 10_000 {
+		t.Fatalf("Advance with the token: %+v, %v", clock, err)
+	}
+	if h, err := srv.Health(); err != nil || !h.Ready {
+		t.Fatalf("health %+v, %v", h, err)
+	}
+
+	// The token given to the server some other way is found and sent too.
+	for name, opts := range map[string][]localsqstest.Option{
+		"WithArgs, two arguments": {localsqstest.WithArgs("--enforce-cooloffs", "--admin-token", "s3cret")},
+		"WithArgs, one argument":  {localsqstest.WithArgs("--admin-token=s3cret")},
+		"WithEnv":                 {localsqstest.WithEnv("LOCALSQS_ADMIN_TOKEN=s3cret")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := localsqstest.Start(t, opts...)
+			if code := postReset(t, srv, ""); code != http.StatusUnauthorized {
+				t.Fatalf("POST /_localsqs/reset without the token: %d, want 401", code)
+			}
+			if err := srv.Reset(); err != nil {
+				t.Fatalf("Reset: %v", err)
+			}
+			if _, err := srv.Advance(time.Second); err != nil {
+				t.Fatalf("Advance: %v", err)
+			}
+		})
+	}
+	t.Run("the environment", func(t *testing.T) {
+		t.Setenv("LOCALSQS_ADMIN_TOKEN", "from-env")
+		srv := localsqstest.Start(t)
+		if code := postReset(t, srv, ""); code != http.StatusUnauthorized {
+			t.Fatalf("POST /_localsqs/reset without the token: %d, want 401", code)
+		}
+		if err := srv.Reset(); err != nil || srv.AdminToken() != "from-env" {
+			t.Fatalf("Reset: %v (token %q)", err, srv.AdminToken())
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		t.Setenv("LOCALSQS_ADMIN_TOKEN", "")
+		srv := localsqstest.Start(t)
+		if code := postReset(t, srv, ""); code != http.StatusOK || srv.AdminToken() != "" {
+			t.Fatalf("an open server: %d (token %q)", code, srv.AdminToken())
+		}
+	})
+}
+
 func TestTheEnvironmentsSettingsDoNotLeakIn(t *testing.T) {
 	leak := filepath.Join(t.TempDir(), "leak")
 	t.Setenv("LOCALSQS_DATA_DIR", leak)
