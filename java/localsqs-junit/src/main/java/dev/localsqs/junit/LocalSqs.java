@@ -82,6 +82,17 @@ public @interface LocalSqs {
   String config() default "";
 
   /**
+   * A token guarding the server's admin endpoints ({@code --admin-token}); empty for none. The
+   * extension's resets and the injected {@link LocalSqsServer}'s admin calls send it as {@code
+   * Authorization: Bearer <token>}. Without it, a token given in {@link #args()} ({@code
+   * "--admin-token=..."}) or by {@code LOCALSQS_ADMIN_TOKEN} in the environment is sent instead;
+   * see {@link LocalSqsServer.Builder#adminToken(String)}.
+   *
+   * @return a token or ""
+   */
+  String adminToken() default "";
+
+  /**
    * More command-line arguments, such as {@code "--enforce-cooloffs"}.
    *
    * @return extra arguments

@@ -203,7 +203,10 @@ public class LocalSqsExtension
       if (annotation == null) {
         return b;
       }
-      b.region(annotation.region()).accountId(annotation.accountId()).args(annotation.args());
+      b.region(annotation.region())
+          .accountId(annotation.accountId())
+          .adminToken(annotation.adminToken())
+          .args(annotation.args());
       if (!annotation.dataDir().isEmpty()) {
         b.dataDir(Path.of(annotation.dataDir()));
       }

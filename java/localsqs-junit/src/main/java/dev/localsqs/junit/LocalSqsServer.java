@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -46,6 +47,10 @@ import java.util.regex.Pattern;
  * process if it has not exited; servers still running when the JVM exits are stopped by a shutdown
  * hook.
  *
+ * <p>A server that guards its admin endpoints with a token ({@code --admin-token}) gets it in every
+ * admin call this class makes ({@link #reset()}, {@link #advanceClock(Duration)}, {@link
+ * #admin(String, String, String)}): see {@link Builder#adminToken(String)}.
+ *
  * <p>{@link #client()} and {@link #asyncClient()} need the AWS SDK for Java 2.x {@code sqs} module
  * on the class path; everything else uses the JDK alone. This class is thread-safe.
  */
@@ -62,6 +67,15 @@ public final class LocalSqsServer implements AutoCloseable {
 
   /** The account id the server uses unless told otherwise. */
   public static final String DEFAULT_ACCOUNT_ID = "000000000000";
+
+  /**
+   * The variable the server reads its admin token from when no {@code --admin-token} is given; the
+   * launcher reads it too, from the environment the server process gets (see {@link
+   * Builder#adminToken(String)}).
+   */
+  public static final String ADMIN_TOKEN_ENV = "LOCALSQS_ADMIN_TOKEN";
+
+  private static final String ADMIN_TOKEN_FLAG = "--admin-token";
 
   /** The variable the Python helper reads; accepted as a fallback for {@link #BINARY_ENV}. */
   private static final String PYTHON_BINARY_ENV = "LOCALSQS_BINARY";
@@ -104,6 +118,7 @@ public final class LocalSqsServer implements AutoCloseable {
   private Path log;
   private int port;
   private volatile String lastOutput = "";
+  private volatile String adminToken; // what admin calls send, null for none
   private Object clients; // SdkClients, created on first use; Object keeps the SDK optional
 
   private LocalSqsServer(Builder options, Path binary) {
@@ -163,6 +178,7 @@ public final class LocalSqsServer implements AutoCloseable {
     MANAGED_ENV.forEach(env::remove);
     env.putIfAbsent("NO_COLOR", "1"); // the log goes to a file, not a terminal
     env.putAll(options.env);
+    adminToken = resolveAdminToken(options.adminToken, options.extraArgs, env);
     try {
       if (options.dataDir != null) {
         Files.createDirectories(options.dataDir);
@@ -213,8 +229,63 @@ public final class LocalSqsServer implements AutoCloseable {
       cmd.add("--account-id");
       cmd.add(options.accountId);
     }
+    if (options.adminToken != null) {
+      cmd.add(ADMIN_TOKEN_FLAG);
+      cmd.add(options.adminToken);
+    }
     cmd.addAll(options.extraArgs);
     return cmd;
+  }
+
+  /** The command line for error messages: admin tokens are replaced by {@code ***}. */
+  private String shownCommand(int candidatePort) {
+    List<String> cmd = command(candidatePort);
+    for (int i = 0; i < cmd.size(); i++) {
+      String a = cmd.get(i);
+      if (a.equals("--")) {
+        break;
+      }
+      if (a.equals(ADMIN_TOKEN_FLAG) && i + 1 < cmd.size()) {
+        cmd.set(++i, "***");
+      } else if (a.startsWith(ADMIN_TOKEN_FLAG + "=")) {
+        cmd.set(i, ADMIN_TOKEN_FLAG + "=***");
+      }
+    }
+    return String.join(" ", cmd);
+  }
+
+  /**
+   * The token the server will require, as it decides: {@code --admin-token} on the command line
+   * (the builder's, else the extra arguments'), else {@value #ADMIN_TOKEN_ENV} in its environment;
+   * empty means none.
+   */
+  static String resolveAdminToken(String explicit, List<String> args, Map<String, String> env) {
+    if (explicit != null) {
+      return explicit;
+    }
+    String fromArgs = adminTokenInArgs(args);
+    if (fromArgs != null) {
+      return fromArgs.isEmpty() ? null : fromArgs;
+    }
+    String fromEnv = env.get(ADMIN_TOKEN_ENV);
+    return nonEmpty(fromEnv) ? fromEnv : null;
+  }
+
+  /** The value of {@code --admin-token X} or {@code --admin-token=X} in {@code args}, or null. */
+  static String adminTokenInArgs(List<String> args) {
+    String found = null;
+    for (int i = 0; i < args.size(); i++) {
+      String a = args.get(i);
+      if (a.equals("--")) {
+        break; // what follows is not an option
+      }
+      if (a.equals(ADMIN_TOKEN_FLAG) && i + 1 < args.size()) {
+        found = args.get(++i);
+      } else if (a.startsWith(ADMIN_TOKEN_FLAG + "=")) {
+        found = a.substring(ADMIN_TOKEN_FLAG.length() + 1);
+      }
+    }
+    return found;
   }
 
   private void waitHealthy() {
@@ -227,7 +298,7 @@ public final class LocalSqsServer implements AutoCloseable {
             "localsqs exited with code "
                 + code
                 + " during start-up (command: "
-                + String.join(" ", command(port))
+                + shownCommand(port)
                 + "). Its output:\n"
                 + orNothing(output()));
       }
@@ -442,6 +513,17 @@ public final class LocalSqsServer implements AutoCloseable {
     return binary;
   }
 
+  /**
+   * Returns the admin token this launcher sends ({@code Authorization: Bearer <token>}) with every
+   * admin call: the builder's {@link Builder#adminToken(String)}, else the {@code --admin-token} of
+   * its extra arguments, else {@value #ADMIN_TOKEN_ENV} in the server's environment.
+   *
+   * @return the token, or empty if the server runs without one
+   */
+  public Optional<String> adminToken() {
+    return Optional.ofNullable(adminToken);
+  }
+
   // ------------------------------------------------------------------ admin endpoints
 
   /**
@@ -484,7 +566,8 @@ public final class LocalSqsServer implements AutoCloseable {
 
   /**
    * Sends a request to one of the server's admin endpoints (see the README's "Looking inside") and
-   * returns the body of a 200 answer.
+   * returns the body of a 200 answer. When the server has an admin token ({@link #adminToken()}),
+   * the request carries {@code Authorization: Bearer <token>}.
    *
    * @param method the HTTP method, such as {@code GET}, {@code POST} or {@code DELETE}
    * @param path the path, such as {@code /_localsqs/faults}
@@ -498,6 +581,10 @@ public final class LocalSqsServer implements AutoCloseable {
     }
     HttpRequest.Builder b =
         HttpRequest.newBuilder(endpoint().resolve(path)).timeout(Duration.ofSeconds(30));
+    String token = adminToken;
+    if (token != null) {
+      b.header("Authorization", "Bearer " + token);
+    }
     if (jsonBody == null) {
       b.method(method, HttpRequest.BodyPublishers.noBody());
     } else {
@@ -520,6 +607,18 @@ public final class LocalSqsServer implements AutoCloseable {
               + path
               + " is not supported by this localsqs binary (404); it may be older than this"
               + " helper");
+    }
+    if (r.statusCode() == 401) {
+      throw new LocalSqsException(
+          method
+              + " "
+              + path
+              + " answered 401: the server guards its admin endpoints"
+              + (token == null
+                  ? " and no admin token is known; give it with adminToken(...)"
+                  : " and refused the admin token sent")
+              + ": "
+              + r.body());
     }
     if (r.statusCode() != 200) {
       throw new LocalSqsException(
@@ -736,6 +835,7 @@ public final class LocalSqsServer implements AutoCloseable {
     private Path config;
     private String region;
     private String accountId;
+    private String adminToken;
     private final List<String> extraArgs = new ArrayList<>();
     private final Map<String, String> env = new LinkedHashMap<>();
     private Duration startupTimeout = Duration.ofSeconds(30);
@@ -825,6 +925,25 @@ public final class LocalSqsServer implements AutoCloseable {
     }
 
     /**
+     * Guards the server's admin endpoints with this token ({@code --admin-token}) and sends it, as
+     * {@code Authorization: Bearer <token>}, with every admin call ({@link LocalSqsServer#reset()},
+     * {@link LocalSqsServer#advanceClock(Duration)}, {@link LocalSqsServer#admin(String, String,
+     * String)}); {@code GET /health} stays open.
+     *
+     * <p>Without it, the launcher still sends the token the server will use: the value of {@code
+     * --admin-token X} or {@code --admin-token=X} among {@link #args(String...)}, else {@value
+     * LocalSqsServer#ADMIN_TOKEN_ENV} in the server's environment ({@link #env(String, String)},
+     * else this JVM's). Giving it here and in the arguments as well is an error.
+     *
+     * @param adminToken the token, or null (or empty) for none of the builder's own
+     * @return this builder
+     */
+    public Builder adminToken(String adminToken) {
+      this.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
+      return this;
+    }
+
+    /**
      * Appends arguments to the command line, such as {@code "--enforce-cooloffs"}.
      *
      * @param args more arguments
@@ -874,9 +993,15 @@ public final class LocalSqsServer implements AutoCloseable {
      *
      * @return the running server
      * @throws LocalSqsException if the binary is missing, exits or does not answer in time (the
-     *     message carries its output)
+     *     message carries its output), or if the admin token is given twice
      */
     public LocalSqsServer start() {
+      if (adminToken != null && adminTokenInArgs(extraArgs) != null) {
+        throw new LocalSqsException(
+            "the admin token is given twice: by adminToken(...) and by "
+                + ADMIN_TOKEN_FLAG
+                + " in the extra arguments; keep one");
+      }
       Builder copy = copy();
       LocalSqsServer server = new LocalSqsServer(copy, findBinary(copy.binary));
       synchronized (server.lock) {
@@ -894,6 +1019,7 @@ public final class LocalSqsServer implements AutoCloseable {
       b.config = config;
       b.region = region;
       b.accountId = accountId;
+      b.adminToken = adminToken;
       b.extraArgs.addAll(extraArgs);
       b.env.putAll(env);
       b.startupTimeout = startupTimeout;
@@ -912,6 +1038,7 @@ public final class LocalSqsServer implements AutoCloseable {
           String.valueOf(config),
           String.valueOf(region),
           String.valueOf(accountId),
+          String.valueOf(adminToken),
           String.join("\u0001", extraArgs),
           env.toString());
     }

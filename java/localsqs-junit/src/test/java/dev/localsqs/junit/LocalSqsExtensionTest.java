@@ -9,8 +9,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.net.URI;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Nested;
@@ -24,7 +26,7 @@ import software.amazon.awssdk.services.sqs.SqsClient;
 
 /**
  * The extension, driven through JUnit's EngineTestKit: injection, reset between tests, one server
- * per class, one per run.
+ * per class, one per run, an admin token.
  */
 class LocalSqsExtensionTest {
 
@@ -107,6 +109,35 @@ class LocalSqsExtensionTest {
     }
   }
 
+  @LocalSqs(adminToken = "ext-token")
+  @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+  static class Guarded {
+    @Test
+    @Order(1)
+    void resetAndClockSendTheToken(LocalSqsServer server, SqsClient sqs) throws Exception {
+      SEEN.add(server);
+      assertEquals(401, LocalSqsServerTest.rawReset(server, null), "the server is guarded");
+      sqs.createQueue(b -> b.queueName("dropped-by-reset"));
+      server.advanceClock(Duration.ofSeconds(1));
+    }
+
+    @Test
+    @Order(2)
+    void theResetBeforeThisTestWorked(SqsClient sqs) {
+      assertEquals(List.of(), sqs.listQueues().queueUrls());
+    }
+  }
+
+  @LocalSqs(args = {"--admin-token", "ext-args"})
+  static class GuardedByArgs {
+    @Test
+    void resetSendsTheArgumentsToken(LocalSqsServer server) throws Exception {
+      SEEN.add(server);
+      assertEquals(401, LocalSqsServerTest.rawReset(server, null), "the server is guarded");
+      server.reset();
+    }
+  }
+
   private static void run(Class<?>... classes) {
     SEEN.clear();
     var request = EngineTestKit.engine("junit-jupiter");
@@ -140,5 +171,13 @@ class LocalSqsExtensionTest {
     assertSame(SEEN.get(2), SEEN.get(3), "perClass = false: one server for the run");
     assertNotNull(SEEN.get(2).binary());
     assertFalse(SEEN.get(3).isRunning(), "stopped when the run ends");
+  }
+
+  @Test
+  void adminTokenFromTheAnnotationOrTheArguments() {
+    run(Guarded.class, GuardedByArgs.class);
+    assertEquals(2, SEEN.size());
+    assertEquals(Optional.of("ext-token"), SEEN.get(0).adminToken());
+    assertEquals(Optional.of("ext-args"), SEEN.get(1).adminToken());
   }
 }

@@ -8,17 +8,22 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.Socket;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import software.amazon.awssdk.services.sqs.SqsClient;
 import software.amazon.awssdk.services.sqs.model.PurgeQueueInProgressException;
 import software.amazon.awssdk.services.sqs.model.QueueAttributeName;
 
-/** The launcher on its own: start, options, admin endpoints, stop. */
+/** The launcher on its own: start, options, admin endpoints and their token, stop. */
 class LocalSqsServerTest {
 
   @Test
@@ -122,6 +127,107 @@ class LocalSqsServerTest {
       assertThrows(
           IllegalArgumentException.class, () -> server.advanceClock(Duration.ofSeconds(-1)));
     }
+  }
+
+  /**
+   * Sends {@code POST /_localsqs/reset} past the launcher, with no credentials or with {@code
+   * authorization}, and returns the status: 401 proves the server is guarded.
+   */
+  static int rawReset(LocalSqsServer server, String authorization)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(server.endpoint().resolve("/_localsqs/reset"))
+            .timeout(Duration.ofSeconds(10))
+            .POST(HttpRequest.BodyPublishers.noBody());
+    if (authorization != null) {
+      b.header("Authorization", authorization);
+    }
+    HttpClient http = HttpClient.newBuilder().proxy(HttpClient.Builder.NO_PROXY).build();
+    return http.send(b.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+  }
+
+  @Test
+  void adminTokenGuardsTheServerAndIsSentWithAdminCalls() throws Exception {
+    try (LocalSqsServer server = LocalSqsServer.builder().adminToken("s3cret").start()) {
+      assertEquals(Optional.of("s3cret"), server.adminToken());
+      assertEquals(401, rawReset(server, null), "the server is guarded");
+      assertEquals(401, rawReset(server, "Bearer wrong"));
+      assertEquals(200, rawReset(server, "Bearer s3cret"));
+      SqsClient sqs = server.client();
+      sqs.createQueue(b -> b.queueName("dropped"));
+      server.reset();
+      assertEquals(List.of(), sqs.listQueues().queueUrls());
+      String clock = server.advanceClock(Duration.ofSeconds(5));
+      assertTrue(clock.contains("\"offset_ms\":5000"), clock);
+      assertTrue(server.health().contains("\"ready\":true"), server.health());
+    }
+  }
+
+  @Test
+  void adminTokenGivenAsAnExtraArgumentIsSentToo() throws Exception {
+    List<String[]> forms =
+        List.of(
+            new String[] {"--admin-token", "from-args"}, new String[] {"--admin-token=from-args"});
+    for (String[] args : forms) {
+      try (LocalSqsServer server = LocalSqsServer.builder().args(args).start()) {
+        assertEquals(Optional.of("from-args"), server.adminToken(), String.join(" ", args));
+        assertEquals(401, rawReset(server, null), "the server is guarded");
+        server.reset();
+        String clock = server.advanceClock(Duration.ofSeconds(2));
+        assertTrue(clock.contains("\"offset_ms\":2000"), clock);
+      }
+    }
+  }
+
+  @Test
+  void adminTokenFromTheServersEnvironmentIsSentToo() throws Exception {
+    try (LocalSqsServer server =
+        LocalSqsServer.builder().env(LocalSqsServer.ADMIN_TOKEN_ENV, "from-env").start()) {
+      assertEquals(Optional.of("from-env"), server.adminToken());
+      assertEquals(401, rawReset(server, null), "the server is guarded");
+      server.reset();
+    }
+  }
+
+  @Test
+  void adminTokenIsTheOneTheServerUses() {
+    Map<String, String> env = Map.of(LocalSqsServer.ADMIN_TOKEN_ENV, "env");
+    List<String> args = List.of("--admin-token", "args");
+    assertEquals("explicit", LocalSqsServer.resolveAdminToken("explicit", args, env));
+    assertEquals("args", LocalSqsServer.resolveAdminToken(null, args, env));
+    assertEquals("env", LocalSqsServer.resolveAdminToken(null, List.of(), env));
+    assertEquals(null, LocalSqsServer.resolveAdminToken(null, List.of(), Map.of()));
+    assertEquals(
+        null,
+        LocalSqsServer.resolveAdminToken(null, List.of("--admin-token="), env),
+        "an empty --admin-token wins over the variable and means none");
+    assertEquals(
+        null,
+        LocalSqsServer.resolveAdminToken(
+            null, List.of(), Map.of(LocalSqsServer.ADMIN_TOKEN_ENV, "")));
+    assertEquals(
+        "env",
+        LocalSqsServer.resolveAdminToken(null, List.of("--", "--admin-token=x"), env),
+        "nothing after -- is an option");
+  }
+
+  @Test
+  void anAdminTokenGivenTwiceIsRefusedAndTokensStayOutOfErrors(@TempDir Path dir)
+      throws IOException {
+    LocalSqsException twice =
+        assertThrows(
+            LocalSqsException.class,
+            () -> LocalSqsServer.builder().adminToken("a").args("--admin-token=b").start());
+    assertTrue(twice.getMessage().contains("given twice"), twice.getMessage());
+    Path config = dir.resolve("bad.toml");
+    Files.writeString(
+        config, "[[queue]]\nname = \"bad\"\nattributes = { VisibilityTimeout = -5 }\n");
+    LocalSqsException e =
+        assertThrows(
+            LocalSqsException.class,
+            () -> LocalSqsServer.builder().config(config).adminToken("hidden-token").start());
+    assertTrue(e.getMessage().contains("--admin-token ***"), e.getMessage());
+    assertFalse(e.getMessage().contains("hidden-token"), e.getMessage());
   }
 
   @Test
