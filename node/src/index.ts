@@ -10,6 +10,9 @@
  * await sqs.stop();
  * ```
  *
+ * A server that guards its admin endpoints (`--admin-token`) is started with
+ * `startLocalsqs({ adminToken: 's3cret' })`; `reset()`, `advance()` and `health()` then send it.
+ *
  * Only Node's standard library is used at run time; `@aws-sdk/client-sqs` (a peer dependency)
  * is loaded when `client()` is first called.
  */
@@ -38,6 +41,14 @@ export interface LocalsqsOptions {
   accountId?: string;
   /** More command-line arguments, appended as given (e.g. `['--enforce-cooloffs']`). */
   args?: string[];
+  /**
+   * Guard the admin endpoints with this token (`--admin-token`): the server answers 401 to
+   * admin requests without `Authorization: Bearer <token>`, which `reset()`, `advance()` and
+   * `health()` send. Without this option they send the token the server gets anyway: an
+   * `--admin-token` in `args`, else `LOCALSQS_ADMIN_TOKEN` in `env` (or in this process's
+   * environment). An empty token guards nothing, as for the server.
+   */
+  adminToken?: string;
   /** The child's environment. Default: this process's, without the `LOCALSQS_*` settings above. */
   env?: NodeJS.ProcessEnv;
   /** How long to wait for `GET /health`, in milliseconds. Default 30 000. */
@@ -69,6 +80,8 @@ export interface LocalsqsConnection {
   readonly endpoint: string;
   /** The region clients are given. */
   readonly region: string;
+  /** The admin token sent as `Authorization: Bearer <token>` on admin calls, if there is one. */
+  readonly adminToken: string | undefined;
   /**
    * A new `@aws-sdk/client-sqs` SQSClient for this server: endpoint, region and dummy
    * credentials (`test`/`test`) filled in; anything in `config` overrides them. The SDK's
@@ -118,7 +131,7 @@ export class ServerStartError extends Error {
   override name = 'ServerStartError';
 }
 
-/** A `/_localsqs` endpoint answered with an error. */
+/** A `/_localsqs` endpoint answered with an error (401: a missing or wrong admin token). */
 export class LocalsqsError extends Error {
   override name = 'LocalsqsError';
 }
@@ -142,6 +155,9 @@ const MANAGED_ENV = [
   'LOCALSQS_ACCOUNT_ID',
   'LOCALSQS_CONFIG',
 ];
+
+const ADMIN_TOKEN_FLAG = '--admin-token';
+const ADMIN_TOKEN_ENV = 'LOCALSQS_ADMIN_TOKEN';
 
 const exeName = process.platform === 'win32' ? 'localsqs.exe' : 'localsqs';
 
@@ -232,27 +248,60 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function request(
   url: string,
   method: string,
-  body?: unknown,
-  timeoutMs = 10_000,
+  { body, timeoutMs = 10_000, token }: { body?: unknown; timeoutMs?: number; token?: string } = {},
 ): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = `Bearer ${token}`;
   const res = await fetch(url, {
     method,
-    headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+    headers,
     body: body === undefined ? undefined : JSON.stringify(body),
     signal: AbortSignal.timeout(timeoutMs),
   });
   return { status: res.status, text: await res.text() };
 }
 
-async function admin<T>(endpoint: string, method: string, pathName: string, body?: unknown): Promise<T> {
-  const { status, text } = await request(endpoint + pathName, method, body);
+async function admin<T>(
+  to: { endpoint: string; adminToken: string | undefined },
+  method: string,
+  pathName: string,
+  body?: unknown,
+): Promise<T> {
+  const token = to.adminToken;
+  const { status, text } = await request(to.endpoint + pathName, method, { body, token });
   if (status === 404) {
     throw new LocalsqsError(
       `${method} ${pathName} is not supported by this localsqs binary (404); it may be older than this package`,
     );
   }
+  if (status === 401) {
+    const wanted = token ? 'another admin token than the one sent' : 'an admin token';
+    throw new LocalsqsError(
+      `${method} ${pathName} answered 401: the server wants ${wanted}; ` +
+        `pass it as { adminToken } (${text})`,
+    );
+  }
   if (status !== 200) throw new LocalsqsError(`${method} ${pathName} answered ${status}: ${text}`);
   return JSON.parse(text) as T;
+}
+
+/** The value of an `--admin-token X` or `--admin-token=X` among command-line arguments. */
+function tokenInArgs(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i += 1) {
+    if (args[i] === ADMIN_TOKEN_FLAG) return args[i + 1];
+    if (args[i].startsWith(`${ADMIN_TOKEN_FLAG}=`)) return args[i].slice(ADMIN_TOKEN_FLAG.length + 1);
+  }
+  return undefined;
+}
+
+/**
+ * The token the started server will demand, by its own precedence: the flag (the option's,
+ * else one in `args`) over the variable in the child's environment. Empty is none: the server
+ * ignores an empty token.
+ */
+function serverToken(opts: LocalsqsOptions, env: NodeJS.ProcessEnv): string | undefined {
+  return (opts.adminToken ?? tokenInArgs(opts.args ?? []) ?? env[ADMIN_TOKEN_ENV]) || undefined;
 }
 
 class Connection implements LocalsqsConnection {
@@ -262,6 +311,7 @@ class Connection implements LocalsqsConnection {
     readonly endpoint: string,
     readonly region: string,
     protected readonly account: string,
+    readonly adminToken: string | undefined,
   ) {}
 
   client(config: SQSClientConfig = {}): SQSClient {
@@ -283,37 +333,41 @@ class Connection implements LocalsqsConnection {
   }
 
   async reset(): Promise<void> {
-    const answer = await admin<{ reset?: boolean }>(this.endpoint, 'POST', '/_localsqs/reset');
+    const answer = await admin<{ reset?: boolean }>(this, 'POST', '/_localsqs/reset');
     if (answer.reset !== true) throw new LocalsqsError(`reset failed: ${JSON.stringify(answer)}`);
   }
 
   advance(seconds: number): Promise<ClockState> {
-    return admin<ClockState>(this.endpoint, 'POST', '/_localsqs/clock', { advance_seconds: seconds });
+    return admin<ClockState>(this, 'POST', '/_localsqs/clock', { advance_seconds: seconds });
   }
 
   health(): Promise<Health> {
-    return admin<Health>(this.endpoint, 'GET', '/health');
+    // /health is open either way; the token does no harm there.
+    return admin<Health>(this, 'GET', '/health');
   }
 }
 
 /**
  * A connection to a server someone else started, such as the one of the `localsqs/global-setup`
- * module: `endpoint` defaults to `$LOCALSQS_ENDPOINT`. Offers `client()`, `reset()`, `advance()`
- * and `health()`, but no `stop()`.
+ * module: `endpoint` defaults to `$LOCALSQS_ENDPOINT`, `adminToken` to
+ * `$LOCALSQS_TEST_ADMIN_TOKEN` (set by {@link globalSetup}), else `$LOCALSQS_ADMIN_TOKEN` (the
+ * server's own variable). Offers `client()`, `reset()`, `advance()` and `health()`, but no `stop()`.
  */
 export function connectLocalsqs(
   endpoint: string | undefined = process.env.LOCALSQS_ENDPOINT,
-  options: { region?: string; accountId?: string } = {},
+  options: { region?: string; accountId?: string; adminToken?: string } = {},
 ): LocalsqsConnection {
   if (!endpoint) {
     throw new LocalsqsError(
       'no endpoint: pass one, or set LOCALSQS_ENDPOINT (the localsqs/global-setup module does)',
     );
   }
+  const token = options.adminToken ?? process.env.LOCALSQS_TEST_ADMIN_TOKEN ?? process.env[ADMIN_TOKEN_ENV];
   return new Connection(
     endpoint.replace(/\/+$/, ''),
     options.region ?? process.env.LOCALSQS_TEST_REGION ?? DEFAULT_REGION,
     options.accountId ?? process.env.LOCALSQS_TEST_ACCOUNT_ID ?? DEFAULT_ACCOUNT_ID,
+    token || undefined,
   );
 }
 
@@ -345,9 +399,10 @@ class Server extends Connection implements Localsqs {
     readonly port: number,
     region: string,
     readonly accountId: string,
+    adminToken: string | undefined,
     private readonly stopTimeoutMs: number,
   ) {
-    super(`http://${urlHost(connectHost(host))}:${port}`, region, accountId);
+    super(`http://${urlHost(connectHost(host))}:${port}`, region, accountId, adminToken);
     const keep = (chunk: Buffer) => {
       this.chunks.push(chunk);
       this.outputBytes += chunk.length;
@@ -405,6 +460,10 @@ function command(opts: LocalsqsOptions, host: string, port: number): string[] {
   if (opts.config !== undefined) args.push('--config', opts.config);
   if (opts.region !== undefined) args.push('--region', opts.region);
   if (opts.accountId !== undefined) args.push('--account-id', opts.accountId);
+  // Once only: the server refuses a second --admin-token (startLocalsqs rejects two that differ).
+  if (opts.adminToken !== undefined && tokenInArgs(opts.args ?? []) === undefined) {
+    args.push(ADMIN_TOKEN_FLAG, opts.adminToken);
+  }
   return [...args, ...(opts.args ?? [])];
 }
 
@@ -428,6 +487,7 @@ async function launch(opts: LocalsqsOptions, binary: string, port: number): Prom
     port,
     opts.region ?? DEFAULT_REGION,
     opts.accountId ?? DEFAULT_ACCOUNT_ID,
+    serverToken(opts, env),
     opts.stopTimeoutMs ?? 10_000,
   );
   let spawnFailure: Error | undefined;
@@ -447,7 +507,7 @@ async function launch(opts: LocalsqsOptions, binary: string, port: number): Prom
       throw new ServerStartError(`localsqs exited with code ${code} during start-up ${describe()}`);
     }
     try {
-      const { status, text } = await request(`${server.endpoint}/health`, 'GET', undefined, 1000);
+      const { status, text } = await request(`${server.endpoint}/health`, 'GET', { timeoutMs: 1000 });
       // The answer must come from this child: another process may hold the port (a server
       // left over on a fixed port), and this one is then about to fail to bind it. The
       // child logs "localsqs is serving" once it listens; when its log level hides that
@@ -475,6 +535,10 @@ async function launch(opts: LocalsqsOptions, binary: string, port: number): Prom
  * is picked (and another one tried, up to three times, if the server could not bind it).
  */
 export async function startLocalsqs(options: LocalsqsOptions = {}): Promise<Localsqs> {
+  const inArgs = tokenInArgs(options.args ?? []);
+  if (options.adminToken !== undefined && inArgs !== undefined && inArgs !== options.adminToken) {
+    throw new Error('adminToken and the --admin-token in args differ: give the token once');
+  }
   const binary = findBinary(options.binary, options.env ?? process.env);
   const attempts = options.port === undefined ? 3 : 1;
   for (let attempt = 1; ; attempt += 1) {
@@ -496,9 +560,10 @@ const globalSlot = globalThis as { [GLOBAL_KEY]?: Localsqs };
 /**
  * A Vitest or Jest `globalSetup` function: starts one server for the whole run and exports
  * `LOCALSQS_ENDPOINT` and `AWS_ENDPOINT_URL_SQS` (which @aws-sdk/client-sqs, boto3 and the other
- * AWS SDKs read), plus `LOCALSQS_TEST_REGION`/`LOCALSQS_TEST_ACCOUNT_ID` for
- * {@link connectLocalsqs}, to the test workers. The returned promise resolves to the teardown
- * (Vitest calls it); Jest users name `localsqs/global-teardown` as `globalTeardown`.
+ * AWS SDKs read), plus `LOCALSQS_TEST_REGION`/`LOCALSQS_TEST_ACCOUNT_ID` (and
+ * `LOCALSQS_TEST_ADMIN_TOKEN`, when the server has an admin token) for {@link connectLocalsqs},
+ * to the test workers. The returned promise resolves to the teardown (Vitest calls it); Jest
+ * users name `localsqs/global-teardown` as `globalTeardown`.
  *
  * ```ts
  * // vitest.config.ts:  test: { globalSetup: ['./test/localsqs.setup.ts'] }
@@ -516,6 +581,9 @@ export function globalSetup(options: LocalsqsOptions = {}): () => Promise<() => 
     process.env.AWS_ENDPOINT_URL_SQS = server.endpoint;
     process.env.LOCALSQS_TEST_REGION = server.region;
     process.env.LOCALSQS_TEST_ACCOUNT_ID = server.accountId;
+    // Not LOCALSQS_ADMIN_TOKEN: that would guard every server the workers start themselves.
+    if (server.adminToken !== undefined) process.env.LOCALSQS_TEST_ADMIN_TOKEN = server.adminToken;
+    else delete process.env.LOCALSQS_TEST_ADMIN_TOKEN; // a watch-mode rerun's, from a previous run
     return globalTeardown;
   };
 }

@@ -20,6 +20,7 @@ import {
   ServerStartError,
   connectLocalsqs,
   findBinary,
+  globalSetup,
   repositoryBinary,
   startLocalsqs,
   type Localsqs,
@@ -185,6 +186,87 @@ describe('startLocalsqs', () => {
     await s.client().send(new CreateQueueCommand({ QueueName: 'logged' }));
     await s.stop();
     expect(s.output()).toMatch(/CreateQueue/);
+  });
+});
+
+describe('adminToken', () => {
+  /** The status of a POST /_localsqs/reset made by hand, with or without a token. */
+  async function rawReset(endpoint: string, token?: string): Promise<number> {
+    const headers = token === undefined ? undefined : { authorization: `Bearer ${token}` };
+    const res = await fetch(`${endpoint}/_localsqs/reset`, { method: 'POST', headers });
+    await res.text();
+    return res.status;
+  }
+
+  test('the option guards the server, and reset(), advance() and health() send it', async () => {
+    const s = await start({ adminToken: 's3cret' });
+    expect(await rawReset(s.endpoint)).toBe(401); // the server really is guarded
+    expect(await rawReset(s.endpoint, 'wrong')).toBe(401);
+    await s.client().send(new CreateQueueCommand({ QueueName: 'q' }));
+    await s.reset();
+    expect(await names(s)).toEqual([]);
+    expect((await s.advance(5)).offset_ms).toBe(5000);
+    expect((await s.health()).status).toBe('ok');
+    expect(await rawReset(s.endpoint, 's3cret')).toBe(200);
+    expect(s.adminToken).toBe('s3cret');
+  });
+
+  test('a token given only in args is sent too, in either spelling', async () => {
+    for (const args of [['--admin-token', 'from-args'], ['--admin-token=from-args']]) {
+      const s = await start({ args });
+      expect(await rawReset(s.endpoint)).toBe(401);
+      await s.reset();
+      expect((await s.advance(1)).offset_ms).toBe(1000);
+      expect(s.adminToken).toBe('from-args');
+    }
+  });
+
+  test("LOCALSQS_ADMIN_TOKEN in the child's environment is sent too", async () => {
+    const s = await start({ env: { ...process.env, LOCALSQS_ADMIN_TOKEN: 'from-env' } });
+    expect(await rawReset(s.endpoint)).toBe(401);
+    await s.reset();
+    expect(s.adminToken).toBe('from-env');
+    // The option wins over the environment, as the flag does for the server.
+    const t = await start({ adminToken: 'opt', env: { ...process.env, LOCALSQS_ADMIN_TOKEN: 'from-env' } });
+    expect(await rawReset(t.endpoint, 'from-env')).toBe(401);
+    await t.reset();
+  });
+
+  test('the option and the same token in args are passed once; differing ones are refused', async () => {
+    const s = await start({ adminToken: 'same', args: ['--admin-token', 'same'] });
+    await s.reset();
+    await expect(startLocalsqs({ adminToken: 'a', args: ['--admin-token=b'] })).rejects.toThrow(/differ/);
+  });
+
+  test('without the token, reset() names the option in its error; connectLocalsqs takes it', async () => {
+    const s = await start({ adminToken: 's3cret' });
+    const saved = { ...process.env };
+    try {
+      delete process.env.LOCALSQS_TEST_ADMIN_TOKEN;
+      delete process.env.LOCALSQS_ADMIN_TOKEN;
+      await expect(connectLocalsqs(s.endpoint).reset()).rejects.toThrow(/401.*adminToken/);
+      await connectLocalsqs(s.endpoint, { adminToken: 's3cret' }).reset();
+      process.env.LOCALSQS_TEST_ADMIN_TOKEN = 's3cret'; // what globalSetup exports
+      expect((await connectLocalsqs(s.endpoint).advance(2)).offset_ms).toBe(2000);
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  test("globalSetup hands the token to the workers' connectLocalsqs()", async () => {
+    const saved = { ...process.env };
+    try {
+      const teardown = await globalSetup({ adminToken: 'global' })();
+      try {
+        expect(process.env.LOCALSQS_TEST_ADMIN_TOKEN).toBe('global');
+        expect(process.env.LOCALSQS_ADMIN_TOKEN).toBe(saved.LOCALSQS_ADMIN_TOKEN); // left alone
+        await connectLocalsqs().reset();
+      } finally {
+        await teardown();
+      }
+    } finally {
+      process.env = saved;
+    }
   });
 });
 
