@@ -6,24 +6,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 
 /**
@@ -75,60 +62,19 @@ public final class LocalSqsServer implements AutoCloseable {
    */
   public static final String ADMIN_TOKEN_ENV = "LOCALSQS_ADMIN_TOKEN";
 
-  private static final String ADMIN_TOKEN_FLAG = "--admin-token";
-
-  /** The variable the Python helper reads; accepted as a fallback for {@link #BINARY_ENV}. */
-  private static final String PYTHON_BINARY_ENV = "LOCALSQS_BINARY";
-
-  /**
-   * Variables the binary reads for settings this launcher passes as flags. They are removed from
-   * the child's environment so that a default server means "in memory, defaults" even in a shell
-   * that exports, say, LOCALSQS_DATA_DIR for a long-running instance.
-   */
-  private static final List<String> MANAGED_ENV =
-      List.of(
-          "LOCALSQS_HOST",
-          "LOCALSQS_PORT",
-          "LOCALSQS_DATA_DIR",
-          "LOCALSQS_REGION",
-          "LOCALSQS_ACCOUNT_ID",
-          "LOCALSQS_CONFIG");
-
-  private static final Pattern NOT_READY = Pattern.compile("\"ready\"\\s*:\\s*false");
   private static final Pattern RESET_OK = Pattern.compile("\"reset\"\\s*:\\s*true");
-  private static final Set<LocalSqsServer> LIVE = ConcurrentHashMap.newKeySet();
 
-  static {
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                () -> {
-                  for (LocalSqsServer server : List.copyOf(LIVE)) {
-                    server.stop(Duration.ofSeconds(5));
-                  }
-                },
-                "localsqs-shutdown"));
-  }
-
-  private final Builder options;
+  private final ServerOptions options;
   private final Path binary;
-  private final HttpClient http;
+  private final AdminHttp http = new AdminHttp();
+  private final ServerProcess child;
   private final Object lock = new Object();
-  private Process process;
-  private Path log;
-  private int port;
-  private volatile String lastOutput = "";
-  private volatile String adminToken; // what admin calls send, null for none
   private Object clients; // SdkClients, created on first use; Object keeps the SDK optional
 
-  private LocalSqsServer(Builder options, Path binary) {
+  private LocalSqsServer(ServerOptions options, Path binary) {
     this.options = options;
     this.binary = binary;
-    this.http =
-        HttpClient.newBuilder()
-            .proxy(HttpClient.Builder.NO_PROXY) // a proxy must never sit before a local server
-            .connectTimeout(Duration.ofSeconds(2))
-            .build();
+    this.child = new ServerProcess(this, options, binary, http);
   }
 
   /**
@@ -153,187 +99,6 @@ public final class LocalSqsServer implements AutoCloseable {
 
   // ------------------------------------------------------------------ life cycle
 
-  private void launch(int requestedPort) {
-    // A port picked here may be taken by someone else before the child binds it: retry with
-    // another one when we chose it and the child failed to bind.
-    int attempts = requestedPort == 0 ? 3 : 1;
-    for (int attempt = 1; ; attempt++) {
-      int candidate = requestedPort == 0 ? freePort(connectHost()) : requestedPort;
-      try {
-        launchOnce(candidate);
-        return;
-      } catch (LocalSqsException e) {
-        if (attempt >= attempts
-            || !e.getMessage().toLowerCase(Locale.ROOT).contains("address already in use")) {
-          throw e;
-        }
-      }
-    }
-  }
-
-  private void launchOnce(int candidatePort) {
-    List<String> command = command(candidatePort);
-    ProcessBuilder pb = new ProcessBuilder(command);
-    Map<String, String> env = pb.environment();
-    MANAGED_ENV.forEach(env::remove);
-    env.putIfAbsent("NO_COLOR", "1"); // the log goes to a file, not a terminal
-    env.putAll(options.env);
-    adminToken = resolveAdminToken(options.adminToken, options.extraArgs, env);
-    try {
-      if (options.dataDir != null) {
-        Files.createDirectories(options.dataDir);
-      }
-      log = Files.createTempFile("localsqs-", ".log");
-      log.toFile().deleteOnExit();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    pb.redirectErrorStream(true);
-    pb.redirectOutput(log.toFile());
-    try {
-      process = pb.start();
-      process.getOutputStream().close(); // no standard input
-    } catch (IOException e) {
-      throw new LocalSqsException("cannot run the localsqs binary " + binary + ": " + e, e);
-    }
-    port = candidatePort;
-    LIVE.add(this);
-    try {
-      waitHealthy();
-    } catch (RuntimeException e) {
-      terminate(Duration.ofSeconds(5));
-      throw e;
-    }
-  }
-
-  private List<String> command(int candidatePort) {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(binary.toString());
-    cmd.add("--host");
-    cmd.add(options.host);
-    cmd.add("--port");
-    cmd.add(Integer.toString(candidatePort));
-    if (options.dataDir != null) {
-      cmd.add("--data-dir");
-      cmd.add(options.dataDir.toString());
-    }
-    if (options.config != null) {
-      cmd.add("--config");
-      cmd.add(options.config.toString());
-    }
-    if (options.region != null) {
-      cmd.add("--region");
-      cmd.add(options.region);
-    }
-    if (options.accountId != null) {
-      cmd.add("--account-id");
-      cmd.add(options.accountId);
-    }
-    if (options.adminToken != null) {
-      cmd.add(ADMIN_TOKEN_FLAG);
-      cmd.add(options.adminToken);
-    }
-    cmd.addAll(options.extraArgs);
-    return cmd;
-  }
-
-  /** The command line for error messages: admin tokens are replaced by {@code ***}. */
-  private String shownCommand(int candidatePort) {
-    List<String> cmd = command(candidatePort);
-    for (int i = 0; i < cmd.size(); i++) {
-      String a = cmd.get(i);
-      if (a.equals("--")) {
-        break;
-      }
-      if (a.equals(ADMIN_TOKEN_FLAG) && i + 1 < cmd.size()) {
-        cmd.set(++i, "***");
-      } else if (a.startsWith(ADMIN_TOKEN_FLAG + "=")) {
-        cmd.set(i, ADMIN_TOKEN_FLAG + "=***");
-      }
-    }
-    return String.join(" ", cmd);
-  }
-
-  /**
-   * The token the server will require, as it decides: {@code --admin-token} on the command line
-   * (the builder's, else the extra arguments'), else {@value #ADMIN_TOKEN_ENV} in its environment;
-   * empty means none.
-   */
-  static String resolveAdminToken(String explicit, List<String> args, Map<String, String> env) {
-    if (explicit != null) {
-      return explicit;
-    }
-    String fromArgs = adminTokenInArgs(args);
-    if (fromArgs != null) {
-      return fromArgs.isEmpty() ? null : fromArgs;
-    }
-    String fromEnv = env.get(ADMIN_TOKEN_ENV);
-    return nonEmpty(fromEnv) ? fromEnv : null;
-  }
-
-  /** The value of {@code --admin-token X} or {@code --admin-token=X} in {@code args}, or null. */
-  static String adminTokenInArgs(List<String> args) {
-    String found = null;
-    for (int i = 0; i < args.size(); i++) {
-      String a = args.get(i);
-      if (a.equals("--")) {
-        break; // what follows is not an option
-      }
-      if (a.equals(ADMIN_TOKEN_FLAG) && i + 1 < args.size()) {
-        found = args.get(++i);
-      } else if (a.startsWith(ADMIN_TOKEN_FLAG + "=")) {
-        found = a.substring(ADMIN_TOKEN_FLAG.length() + 1);
-      }
-    }
-    return found;
-  }
-
-  private void waitHealthy() {
-    long deadline = System.nanoTime() + options.startupTimeout.toNanos();
-    String lastError = "no answer yet";
-    while (true) {
-      if (!process.isAlive()) {
-        int code = process.exitValue();
-        throw new LocalSqsException(
-            "localsqs exited with code "
-                + code
-                + " during start-up (command: "
-                + shownCommand(port)
-                + "). Its output:\n"
-                + orNothing(output()));
-      }
-      try {
-        HttpResponse<String> r = get("/health", Duration.ofSeconds(1));
-        if (r.statusCode() == 200 && !NOT_READY.matcher(r.body()).find()) {
-          return;
-        }
-        lastError = "HTTP " + r.statusCode() + ": " + r.body();
-      } catch (IOException e) {
-        lastError = e.toString(); // refused, reset, timed out: not listening yet
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new LocalSqsException("interrupted while waiting for localsqs to start", e);
-      }
-      if (System.nanoTime() >= deadline) {
-        throw new LocalSqsException(
-            "localsqs did not answer GET /health within "
-                + options.startupTimeout.toMillis()
-                + " ms on "
-                + endpoint()
-                + " (last error: "
-                + lastError
-                + "). Its output:\n"
-                + orNothing(output()));
-      }
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new LocalSqsException("interrupted while waiting for localsqs to start", e);
-      }
-    }
-  }
-
   /**
    * Stops the server: SIGTERM, then a kill after the builder's stop timeout (10 s by default).
    * Closes the clients made by {@link #client()} and {@link #asyncClient()}. Safe to call twice.
@@ -353,35 +118,8 @@ public final class LocalSqsServer implements AutoCloseable {
   public int stop(Duration timeout) {
     synchronized (lock) {
       closeClients();
-      return terminate(timeout);
+      return child.terminate(timeout);
     }
-  }
-
-  private int terminate(Duration timeout) {
-    Process p = process;
-    process = null;
-    LIVE.remove(this);
-    if (p == null) {
-      return -1;
-    }
-    p.destroy(); // SIGTERM: the server answers parked long polls and finishes open requests
-    try {
-      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly();
-        p.waitFor();
-      }
-    } catch (InterruptedException e) {
-      p.destroyForcibly();
-      Thread.currentThread().interrupt();
-    }
-    lastOutput = readLog();
-    try {
-      Files.deleteIfExists(log);
-    } catch (IOException ignored) {
-      // a temporary file; deleteOnExit is the fallback
-    }
-    log = null;
-    return p.isAlive() ? -1 : p.exitValue();
   }
 
   /** Same as {@link #stop()}. */
@@ -396,12 +134,12 @@ public final class LocalSqsServer implements AutoCloseable {
    */
   public void restart() {
     synchronized (lock) {
-      if (process == null) {
+      if (child.process() == null) {
         throw new LocalSqsException("the server is not running");
       }
-      int samePort = port;
-      terminate(options.stopTimeout);
-      launch(samePort);
+      int samePort = child.port();
+      child.terminate(options.stopTimeout);
+      child.launch(samePort);
     }
   }
 
@@ -411,7 +149,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @return true while the child process runs
    */
   public boolean isRunning() {
-    Process p = process;
+    Process p = child.process();
     return p != null && p.isAlive();
   }
 
@@ -422,7 +160,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @throws LocalSqsException if the server is not running
    */
   public long pid() {
-    Process p = process;
+    Process p = child.process();
     if (p == null) {
       throw new LocalSqsException("the server is not running");
     }
@@ -436,19 +174,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @return the server's output
    */
   public String output() {
-    return log == null ? lastOutput : readLog();
-  }
-
-  private String readLog() {
-    Path l = log;
-    if (l == null) {
-      return lastOutput;
-    }
-    try {
-      return Files.readString(l, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      return lastOutput;
-    }
+    return child.output();
   }
 
   // ------------------------------------------------------------------ addresses
@@ -460,11 +186,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @return the endpoint
    */
   public URI endpoint() {
-    String h = connectHost();
-    if (h.contains(":")) {
-      h = "[" + h + "]";
-    }
-    return URI.create("http://" + h + ":" + port);
+    return options.endpoint(child.port());
   }
 
   /**
@@ -473,7 +195,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @return the TCP port
    */
   public int port() {
-    return port;
+    return child.port();
   }
 
   /**
@@ -521,7 +243,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @return the token, or empty if the server runs without one
    */
   public Optional<String> adminToken() {
-    return Optional.ofNullable(adminToken);
+    return Optional.ofNullable(child.adminToken());
   }
 
   // ------------------------------------------------------------------ admin endpoints
@@ -579,59 +301,7 @@ public final class LocalSqsServer implements AutoCloseable {
     if (!isRunning()) {
       throw new LocalSqsException("the server is not running");
     }
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(endpoint().resolve(path)).timeout(Duration.ofSeconds(30));
-    String token = adminToken;
-    if (token != null) {
-      b.header("Authorization", "Bearer " + token);
-    }
-    if (jsonBody == null) {
-      b.method(method, HttpRequest.BodyPublishers.noBody());
-    } else {
-      b.header("Content-Type", "application/json");
-      b.method(method, HttpRequest.BodyPublishers.ofString(jsonBody));
-    }
-    HttpResponse<String> r;
-    try {
-      r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-    } catch (IOException e) {
-      throw new LocalSqsException(method + " " + path + " failed: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new LocalSqsException(method + " " + path + " interrupted", e);
-    }
-    if (r.statusCode() == 404) {
-      throw new LocalSqsException(
-          method
-              + " "
-              + path
-              + " is not supported by this localsqs binary (404); it may be older than this"
-              + " helper");
-    }
-    if (r.statusCode() == 401) {
-      throw new LocalSqsException(
-          method
-              + " "
-              + path
-              + " answered 401: the server guards its admin endpoints"
-              + (token == null
-                  ? " and no admin token is known; give it with adminToken(...)"
-                  : " and refused the admin token sent")
-              + ": "
-              + r.body());
-    }
-    if (r.statusCode() != 200) {
-      throw new LocalSqsException(
-          method + " " + path + " answered " + r.statusCode() + ": " + r.body());
-    }
-    return r.body();
-  }
-
-  private HttpResponse<String> get(String path, Duration timeout)
-      throws IOException, InterruptedException {
-    HttpRequest req =
-        HttpRequest.newBuilder(endpoint().resolve(path)).timeout(timeout).GET().build();
-    return http.send(req, HttpResponse.BodyHandlers.ofString());
+    return http.call(endpoint(), child.adminToken(), method, path, jsonBody);
   }
 
   // ------------------------------------------------------------------ clients
@@ -679,7 +349,7 @@ public final class LocalSqsServer implements AutoCloseable {
 
   private SdkClients sdkClients() {
     synchronized (lock) {
-      if (process == null) {
+      if (child.process() == null) {
         throw new LocalSqsException("the server is not running");
       }
       if (clients == null) {
@@ -698,22 +368,6 @@ public final class LocalSqsServer implements AutoCloseable {
   }
 
   // ------------------------------------------------------------------ helpers
-
-  private String connectHost() {
-    String h = options.host;
-    if (h.equals("0.0.0.0") || h.isEmpty()) {
-      return "127.0.0.1";
-    }
-    if (h.equals("::") || h.equals("[::]")) {
-      return "::1";
-    }
-    return h;
-  }
-
-  private static String orNothing(String s) {
-    String t = s.strip();
-    return t.isEmpty() ? "(nothing)" : t;
-  }
 
   /**
    * Returns a TCP port that was free a moment ago on {@code host}.
@@ -743,78 +397,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * @throws LocalSqsException with what was tried, if none is found
    */
   public static Path findBinary(Path explicit) {
-    String source = null;
-    String raw = null;
-    if (explicit != null) {
-      source = "the builder's binary(...)";
-      raw = explicit.toString();
-    } else if (nonEmpty(System.getProperty(BINARY_PROPERTY))) {
-      source = "-D" + BINARY_PROPERTY;
-      raw = System.getProperty(BINARY_PROPERTY);
-    } else if (nonEmpty(System.getenv(BINARY_ENV))) {
-      source = "$" + BINARY_ENV;
-      raw = System.getenv(BINARY_ENV);
-    } else if (nonEmpty(System.getenv(PYTHON_BINARY_ENV))) {
-      source = "$" + PYTHON_BINARY_ENV;
-      raw = System.getenv(PYTHON_BINARY_ENV);
-    }
-    if (raw != null) {
-      Path p = Path.of(raw);
-      if (!raw.contains("/")) {
-        Path onPath = onPath(raw);
-        if (onPath != null) {
-          return onPath;
-        }
-      }
-      if (Files.isRegularFile(p) && Files.isExecutable(p)) {
-        return p.toAbsolutePath();
-      }
-      throw new LocalSqsException(
-          "the localsqs binary given by " + source + " is not an executable file: " + raw);
-    }
-    List<String> tried = new ArrayList<>();
-    Path onPath = onPath("localsqs");
-    if (onPath != null) {
-      return onPath;
-    }
-    tried.add("localsqs on PATH");
-    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
-      Path candidate = dir.resolve("target").resolve("release").resolve("localsqs");
-      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-        return candidate;
-      }
-    }
-    tried.add("target/release/localsqs in " + Path.of("").toAbsolutePath() + " and its parents");
-    throw new LocalSqsException(
-        "cannot find the localsqs binary (tried: "
-            + String.join(", ", tried)
-            + "). Build it with `cargo build --release` in a clone of localsqs, put it on PATH,"
-            + " or set $"
-            + BINARY_ENV
-            + " (or -D"
-            + BINARY_PROPERTY
-            + ") to its path.");
-  }
-
-  private static Path onPath(String name) {
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return null;
-    }
-    for (String dir : path.split(java.io.File.pathSeparator)) {
-      if (dir.isEmpty()) {
-        continue;
-      }
-      Path candidate = Path.of(dir, name);
-      if (Files.isRegularFile(candidate) && Files.isExecutable(candidate)) {
-        return candidate.toAbsolutePath();
-      }
-    }
-    return null;
-  }
-
-  private static boolean nonEmpty(String s) {
-    return s != null && !s.isEmpty();
+    return BinaryFinder.find(explicit);
   }
 
   @Override
@@ -828,18 +411,7 @@ public final class LocalSqsServer implements AutoCloseable {
    * LocalSqsServer#findBinary(Path)}, the server's own region and account.
    */
   public static final class Builder {
-    private Path binary;
-    private String host = "127.0.0.1";
-    private int port;
-    private Path dataDir;
-    private Path config;
-    private String region;
-    private String accountId;
-    private String adminToken;
-    private final List<String> extraArgs = new ArrayList<>();
-    private final Map<String, String> env = new LinkedHashMap<>();
-    private Duration startupTimeout = Duration.ofSeconds(30);
-    private Duration stopTimeout = Duration.ofSeconds(10);
+    private final ServerOptions options = new ServerOptions();
 
     private Builder() {}
 
@@ -850,7 +422,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder binary(Path binary) {
-      this.binary = binary;
+      options.binary = binary;
       return this;
     }
 
@@ -861,7 +433,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder host(String host) {
-      this.host = Objects.requireNonNull(host);
+      options.host = Objects.requireNonNull(host);
       return this;
     }
 
@@ -872,7 +444,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder port(int port) {
-      this.port = port;
+      options.port = port;
       return this;
     }
 
@@ -884,7 +456,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder dataDir(Path dataDir) {
-      this.dataDir = dataDir;
+      options.dataDir = dataDir;
       return this;
     }
 
@@ -896,7 +468,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder config(Path config) {
-      this.config = config;
+      options.config = config;
       return this;
     }
 
@@ -908,7 +480,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder region(String region) {
-      this.region = region == null || region.isEmpty() ? null : region;
+      options.region = region == null || region.isEmpty() ? null : region;
       return this;
     }
 
@@ -920,7 +492,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder accountId(String accountId) {
-      this.accountId = accountId == null || accountId.isEmpty() ? null : accountId;
+      options.accountId = accountId == null || accountId.isEmpty() ? null : accountId;
       return this;
     }
 
@@ -939,7 +511,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder adminToken(String adminToken) {
-      this.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
+      options.adminToken = adminToken == null || adminToken.isEmpty() ? null : adminToken;
       return this;
     }
 
@@ -950,7 +522,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder args(String... args) {
-      Collections.addAll(extraArgs, args);
+      Collections.addAll(options.extraArgs, args);
       return this;
     }
 
@@ -962,7 +534,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder env(String name, String value) {
-      env.put(name, value);
+      options.env.put(name, value);
       return this;
     }
 
@@ -973,7 +545,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder startupTimeout(Duration timeout) {
-      this.startupTimeout = Objects.requireNonNull(timeout);
+      options.startupTimeout = Objects.requireNonNull(timeout);
       return this;
     }
 
@@ -984,7 +556,7 @@ public final class LocalSqsServer implements AutoCloseable {
      * @return this builder
      */
     public Builder stopTimeout(Duration timeout) {
-      this.stopTimeout = Objects.requireNonNull(timeout);
+      options.stopTimeout = Objects.requireNonNull(timeout);
       return this;
     }
 
@@ -996,51 +568,23 @@ public final class LocalSqsServer implements AutoCloseable {
      *     message carries its output), or if the admin token is given twice
      */
     public LocalSqsServer start() {
-      if (adminToken != null && adminTokenInArgs(extraArgs) != null) {
+      if (options.adminToken != null && AdminTokens.inArgs(options.extraArgs) != null) {
         throw new LocalSqsException(
             "the admin token is given twice: by adminToken(...) and by "
-                + ADMIN_TOKEN_FLAG
+                + AdminTokens.FLAG
                 + " in the extra arguments; keep one");
       }
-      Builder copy = copy();
+      ServerOptions copy = options.copy();
       LocalSqsServer server = new LocalSqsServer(copy, findBinary(copy.binary));
       synchronized (server.lock) {
-        server.launch(copy.port);
+        server.child.launch(copy.port);
       }
       return server;
     }
 
-    private Builder copy() {
-      Builder b = new Builder();
-      b.binary = binary;
-      b.host = host;
-      b.port = port;
-      b.dataDir = dataDir;
-      b.config = config;
-      b.region = region;
-      b.accountId = accountId;
-      b.adminToken = adminToken;
-      b.extraArgs.addAll(extraArgs);
-      b.env.putAll(env);
-      b.startupTimeout = startupTimeout;
-      b.stopTimeout = stopTimeout;
-      return b;
-    }
-
     /** A key naming these options, so that equal options can share one server. */
     String key() {
-      return String.join(
-          "\u0000",
-          String.valueOf(binary),
-          host,
-          Integer.toString(port),
-          String.valueOf(dataDir),
-          String.valueOf(config),
-          String.valueOf(region),
-          String.valueOf(accountId),
-          String.valueOf(adminToken),
-          String.join("\u0001", extraArgs),
-          env.toString());
+      return options.key();
     }
   }
 }

@@ -193,21 +193,19 @@ class LocalSqsServerTest {
   void adminTokenIsTheOneTheServerUses() {
     Map<String, String> env = Map.of(LocalSqsServer.ADMIN_TOKEN_ENV, "env");
     List<String> args = List.of("--admin-token", "args");
-    assertEquals("explicit", LocalSqsServer.resolveAdminToken("explicit", args, env));
-    assertEquals("args", LocalSqsServer.resolveAdminToken(null, args, env));
-    assertEquals("env", LocalSqsServer.resolveAdminToken(null, List.of(), env));
-    assertEquals(null, LocalSqsServer.resolveAdminToken(null, List.of(), Map.of()));
+    assertEquals("explicit", AdminTokens.resolve("explicit", args, env));
+    assertEquals("args", AdminTokens.resolve(null, args, env));
+    assertEquals("env", AdminTokens.resolve(null, List.of(), env));
+    assertEquals(null, AdminTokens.resolve(null, List.of(), Map.of()));
     assertEquals(
         null,
-        LocalSqsServer.resolveAdminToken(null, List.of("--admin-token="), env),
+        AdminTokens.resolve(null, List.of("--admin-token="), env),
         "an empty --admin-token wins over the variable and means none");
     assertEquals(
-        null,
-        LocalSqsServer.resolveAdminToken(
-            null, List.of(), Map.of(LocalSqsServer.ADMIN_TOKEN_ENV, "")));
+        null, AdminTokens.resolve(null, List.of(), Map.of(LocalSqsServer.ADMIN_TOKEN_ENV, "")));
     assertEquals(
         "env",
-        LocalSqsServer.resolveAdminToken(null, List.of("--", "--admin-token=x"), env),
+        AdminTokens.resolve(null, List.of("--", "--admin-token=x"), env),
         "nothing after -- is an option");
   }
 
