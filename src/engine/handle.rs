@@ -14,9 +14,10 @@ use super::metrics::EngineMetrics;
 use super::model::registry::{COOLOFF_MS, Registry};
 use super::options::{EngineOptions, Regions};
 use super::store::handle::Store;
+use super::store::health::Mode;
 use super::store::scan;
 use super::store::schema::{Commit, Op, StoreError};
-use super::store::writer::{Mode, Reload};
+use super::store::writer::Reload;
 use crate::command::{RequestContext, Scope, is_account_id};
 use crate::error::{ErrorCode, SqsError, SqsResult};
 

@@ -21,13 +21,14 @@ use redb::{Database, ReadableDatabase, ReadableTable};
 use tokio::sync::oneshot;
 
 use super::disk::{self, DiskFaults};
+use super::health::{self, Mode, StoreHealth};
 use super::record::MessageRecord;
 use super::scan::{self, Loaded};
 use super::schema::{
     Commit, DEDUP, Job, MESSAGE_STATE, MESSAGES, META, Op, QUEUES, Row, SCHEMA_KEY, SCHEMA_VERSION,
     StoreError, TASKS, TOMBSTONES, UPGRADABLE_FROM, decode, redb_err,
 };
-use super::writer::{self, Mode, Reload, Shared, Start, StoreHealth, WriterCtx};
+use super::writer::{self, Reload, Shared, Start, WriterCtx};
 use crate::engine::metrics::EngineMetrics;
 
 /// Handle to the writer thread; `None` in memory mode, where ops are dropped.
@@ -76,15 +77,15 @@ impl Store {
                     // what room there is for receives and deletes until it has space.
                     let full = match &probed {
                         Err(p) => {
-                            writer::spend_reserve(&path);
+                            health::spend_reserve(&path);
                             Some(p.to_string())
                         }
-                        Ok(()) => writer::make_reserve(&path, faults.as_deref())
+                        Ok(()) => health::make_reserve(&path, faults.as_deref())
                             .err()
                             .map(|e| {
                                 format!(
                                     "no room for the {} MiB reserve beside the data file: {e}",
-                                    writer::RESERVE >> 20
+                                    health::RESERVE >> 20
                                 )
                             }),
                     };

@@ -11,7 +11,9 @@
 pub(crate) mod cache;
 pub(crate) mod disk;
 pub(crate) mod handle;
+pub(crate) mod health;
 pub(crate) mod packed;
+pub(crate) mod purge;
 pub(crate) mod record;
 pub(crate) mod scan;
 pub(crate) mod schema;

@@ -15,149 +15,24 @@
 //! writable (`Mode::Unproven` until then). No restart is needed (docs/operations.md).
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock, mpsc};
 use std::time::{Duration, Instant};
 
 use redb::{Database, Durability, ReadableTable};
 
 use super::disk::{self, DiskFaults};
+use super::health::{Mode, SPACE_PROBE, StoreHealth, make_reserve, reserve_path, spend_reserve};
+use super::purge::{purge_step, record_purge};
 use super::record::encode;
 use super::schema::{
-    DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, PURGE_KEY, QUEUES, SEQUENCE_KEY,
-    StoreError, TASKS, TOMBSTONES, redb_err,
+    DEDUP, Job, MAX_BATCH, MESSAGE_STATE, MESSAGES, META, Op, QUEUES, SEQUENCE_KEY, StoreError,
+    TASKS, TOMBSTONES, redb_err,
 };
 use crate::engine::metrics::EngineMetrics;
 
 /// How often a failed store tries to reopen its file.
 const RETRY_EVERY: Duration = Duration::from_millis(500);
-
-/// How much new data the disk must take, in a file of its own, before a store that has
-/// reopened its file after a failure reports ready with no commit of its own to show: redb
-/// writes a small commit into space the file already has, so reopening proves little.
-pub(crate) const SPACE_PROBE: usize = 1 << 20;
-
-/// The space the store keeps in reserve beside its data file (`localsqs.reserve`), written at
-/// start when the disk has room: when the disk fills up, the store removes it, so that redb
-/// can open the file for writing again and deletes can be committed (`Mode::Reserve`).
-pub(crate) const RESERVE: usize = 8 << 20;
-
-/// The reserve file beside the data file at `path`.
-pub(crate) fn reserve_path(path: &std::path::Path) -> PathBuf {
-    path.with_file_name("localsqs.reserve")
-}
-
-/// Makes the reserve, unless it is there already; a reserve that cannot be made whole is
-/// removed again (a part would only take space).
-pub(crate) fn make_reserve(
-    path: &std::path::Path,
-    faults: Option<&DiskFaults>,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    let reserve = reserve_path(path);
-    if std::fs::metadata(&reserve).is_ok_and(|m| m.len() == RESERVE as u64) {
-        return Ok(());
-    }
-    if let Some(f) = faults {
-        f.check()?;
-    }
-    let made = std::fs::File::create(&reserve).and_then(|mut f| {
-        f.write_all(&vec![0u8; RESERVE])?;
-        f.sync_all()
-    });
-    if made.is_err() {
-        let _ = std::fs::remove_file(&reserve);
-    }
-    made
-}
-
-/// Removes the reserve; whether there was one.
-pub(crate) fn spend_reserve(path: &std::path::Path) -> bool {
-    let spent = std::fs::remove_file(reserve_path(path)).is_ok();
-    if spent {
-        tracing::warn!(
-            "the disk is full: spent the reserve; deletes are served, other writes refused until the disk has space"
-        );
-    }
-    spent
-}
-
-/// What the store can do now (docs/operations.md, "A full disk").
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Mode {
-    /// Commits succeed.
-    Ready = 0,
-    /// The file was opened for writing again after a failure, with the reserve still there:
-    /// requests are served, but `/health` says not ready until a commit has succeeded (or the
-    /// disk has taken a test write of [`SPACE_PROBE`]).
-    Unproven = 1,
-    /// The disk is full, and the store spent its reserve ([`RESERVE`], a file beside the data
-    /// file) to open the file for writing again, or found no room to make it: reads and what
-    /// consumes messages are served (receives, visibility changes, deletes, purges,
-    /// DeleteQueue, reset, the sweep of expired messages), sends and other writes are refused,
-    /// so that the reserve serves those, until the disk has space again (the reserve can be
-    /// made anew) and the store is `Ready`.
-    Reserve = 2,
-    /// The file cannot be written: memory holds its last committed state, read through a view
-    /// that writes nothing (`disk::open_read_only`). Reads are served, writes refused.
-    ReadOnly = 3,
-    /// A commit failed and memory may hold changes the disk refused: nothing is served until
-    /// memory is rebuilt from the file.
-    Failed = 4,
-}
-
-/// The store's mode and the latest failure, shared by the writer and the engine. The mode is
-/// one atomic, read by every request; the reason is locked only when the mode is not `Ready`.
-#[derive(Debug)]
-pub(crate) struct StoreHealth {
-    mode: AtomicU8,
-    reason: Mutex<String>,
-}
-
-impl Default for StoreHealth {
-    fn default() -> Self {
-        Self {
-            mode: AtomicU8::new(Mode::Ready as u8),
-            reason: Mutex::new(String::new()),
-        }
-    }
-}
-
-impl StoreHealth {
-    /// What the store can do now.
-    pub fn mode(&self) -> Mode {
-        match self.mode.load(Ordering::Acquire) {
-            0 => Mode::Ready,
-            1 => Mode::Unproven,
-            2 => Mode::Reserve,
-            3 => Mode::ReadOnly,
-            _ => Mode::Failed,
-        }
-    }
-
-    /// The latest failure (empty once a commit has succeeded).
-    pub fn reason(&self) -> String {
-        self.reason
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// Records why the store is failing (the mode is unchanged).
-    pub fn set_reason(&self, reason: impl Into<String>) {
-        *self.reason.lock().unwrap_or_else(PoisonError::into_inner) = reason.into();
-    }
-
-    /// Enters `mode`; the reason is set first, so whoever sees the mode finds its reason.
-    pub fn set(&self, mode: Mode, reason: Option<String>) {
-        if let Some(r) = reason {
-            self.set_reason(r);
-        } else if mode == Mode::Ready {
-            self.set_reason(String::new());
-        }
-        self.mode.store(mode as u8, Ordering::Release);
-    }
-}
 
 /// What the writer thread shares with the engine: the open database, for reading message
 /// records that are not in memory, and the number of the latest job committed.
@@ -217,10 +92,6 @@ pub(crate) struct WriterCtx {
     pub metrics: Arc<EngineMetrics>,
 }
 
-/// Most message rows one background purge step removes: small enough that a commit waiting
-/// behind it is not held up for long.
-const PURGE_STEP: usize = 2000;
-
 /// The next job: at once when one is waiting; otherwise, while purges are pending, one purge
 /// step first (requests always go before background work).
 fn next_job(db: &Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<Job> {
@@ -275,42 +146,6 @@ fn next_job(db: &Database, rx: &mpsc::Receiver<Job>, ctx: &WriterCtx) -> Option<
             }
         }
     }
-}
-
-/// Removes up to [`PURGE_STEP`] messages of queue `id` below `below`; when none are left,
-/// also the purge's record. Answers whether the purge is done.
-fn purge_step(db: &Database, id: u64, below: u64) -> Result<bool, StoreError> {
-    let mut txn = db.begin_write().map_err(redb_err)?;
-    txn.set_durability(Durability::Immediate)
-        .map_err(redb_err)?;
-    let done = {
-        let mut messages = txn.open_table(MESSAGES).map_err(redb_err)?;
-        let mut states = txn.open_table(MESSAGE_STATE).map_err(redb_err)?;
-        let keys: Vec<(u64, u64)> = messages
-            .range((id, 0)..(id, below))
-            .map_err(redb_err)?
-            .take(PURGE_STEP)
-            .map(|r| r.map(|(k, _)| k.value()).map_err(redb_err))
-            .collect::<Result<_, _>>()?;
-        for k in &keys {
-            messages.remove(k).map_err(redb_err)?;
-            states.remove(k).map_err(redb_err)?;
-        }
-        let done = keys.len() < PURGE_STEP;
-        if done {
-            // The record goes only if it still names this purge. A later purge of the same
-            // queue raises it, and then it must stay until that purge is carried out: removing
-            // it here let a restart bring back rows the later purge had not removed yet.
-            let key = format!("{PURGE_KEY}{id}");
-            let mut meta = txn.open_table(META).map_err(redb_err)?;
-            if recorded_purge(&meta, &key)?.is_some_and(|r| r <= below) {
-                meta.remove(key.as_str()).map_err(redb_err)?;
-            }
-        }
-        done
-    };
-    txn.commit().map_err(redb_err)?;
-    Ok(done)
 }
 
 /// How the writer starts: with the file open for writing, or with only a read-only view of it
@@ -552,34 +387,6 @@ fn probe(db: &Database) -> Result<(), StoreError> {
             .map_err(redb_err)?;
     }
     txn.commit().map_err(redb_err)
-}
-
-/// The first sequence number kept by the purge recorded under `key` (`purge/<id>`), if any.
-fn recorded_purge(
-    meta: &redb::Table<'_, &'static str, &'static [u8]>,
-    key: &str,
-) -> Result<Option<u64>, StoreError> {
-    Ok(meta
-        .get(key)
-        .map_err(redb_err)?
-        .and_then(|v| v.value().try_into().ok().map(u64::from_be_bytes)))
-}
-
-/// Records a purge of queue `id` below `below` in `meta`, merged with one already pending.
-fn record_purge(
-    txn: &redb::WriteTransaction,
-    id: u64,
-    below: u64,
-    purges: &mut Vec<(u64, u64)>,
-) -> Result<(), StoreError> {
-    let key = format!("{PURGE_KEY}{id}");
-    let mut meta = txn.open_table(META).map_err(redb_err)?;
-    let below = below.max(recorded_purge(&meta, &key)?.unwrap_or(0));
-    meta.insert(key.as_str(), below.to_be_bytes().as_slice())
-        .map_err(redb_err)?;
-    purges.retain(|&(q, _)| q != id);
-    purges.push((id, below));
-    Ok(())
 }
 
 /// Opens a table the first time an op of this commit needs it (opening all six tables for
