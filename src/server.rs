@@ -6,7 +6,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -298,7 +297,7 @@ impl Server {
             .unwrap_or(("test", "test"));
         let (key, secret) = (key.to_owned(), secret.to_owned());
         // boot.d runs before anything answers; it knows the endpoint only when the port is set.
-        let planned = (http.port != 0).then(|| endpoint_url(&http.host, http.port));
+        let planned = (http.port != 0).then(|| urls::endpoint_url(&http.host, http.port));
         init.set_env(planned.as_deref(), &key, &secret, &engine_options.region);
         init.run(Stage::Boot).await;
         let clock = Arc::new(ControlledClock::new(self.clock));
@@ -327,10 +326,10 @@ impl Server {
             self.push,
         ));
         startup.restore(&engine, &faults, &clock, &push).await?;
-        let listener = bind(&http.host, http.port).await?;
+        let listener = listen::bind(&http.host, http.port).await?;
         let addr = listener.local_addr()?;
         init.set_env(
-            Some(&endpoint_url(&addr.ip().to_string(), addr.port())),
+            Some(&urls::endpoint_url(&addr.ip().to_string(), addr.port())),
             &key,
             &secret,
             &region,
@@ -391,21 +390,6 @@ impl Server {
     }
 }
 
-/// `http://host:port` for a client of a server listening on `host` (a wildcard address means
-/// this machine's loopback).
-fn endpoint_url(host: &str, port: u16) -> String {
-    let host = match host {
-        "0.0.0.0" | "" => "127.0.0.1",
-        "::" | "[::]" => "::1",
-        other => other,
-    };
-    if host.contains(':') && !host.starts_with('[') {
-        format!("http://[{host}]:{port}")
-    } else {
-        format!("http://{host}:{port}")
-    }
-}
-
 /// Applies what the config file says about the server (ElasticMQ's `aws { }` block and its
 /// region-blind lookups) where the caller chose nothing; says so in the log, and warns where a
 /// choice of the caller's overrides the file.
@@ -445,45 +429,6 @@ fn apply_defaults(startup: &Setup, engine: &mut EngineOptions, pinned: crate::co
         }
         engine.regions = r;
     }
-}
-
-/// Binds the listening socket; an error names the address and port, and what to do.
-async fn bind(host: &str, port: u16) -> Result<TcpListener, String> {
-    let shown = if host.contains(':') && !host.starts_with('[') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    };
-    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
-        .await
-        .map_err(|e| {
-            format!("--host {host}: not an IP address, nor a name this machine can resolve ({e})")
-        })?
-        .collect();
-    let Some(first) = addrs.first().copied() else {
-        return Err(format!("--host {host}: the name resolves to no address"));
-    };
-    let mut last = None;
-    for addr in addrs {
-        match TcpListener::bind(addr).await {
-            Ok(l) => return Ok(l),
-            Err(e) => last = Some((addr, e)),
-        }
-    }
-    let (addr, e) = last.unwrap_or((first, std::io::Error::other("no address")));
-    Err(match e.kind() {
-        // The system's own words stay in the message: helpers in other languages match them.
-        std::io::ErrorKind::AddrInUse => format!(
-            "cannot listen on {addr}: {e}: port {port} is taken (by another localsqs?); try another --port, or --port 0 for a free one"
-        ),
-        std::io::ErrorKind::AddrNotAvailable => format!(
-            "cannot listen on {shown}: --host {host} is not an address of this machine ({e})"
-        ),
-        std::io::ErrorKind::PermissionDenied => format!(
-            "cannot listen on {addr}: permission denied ({e}); ports below 1024 need privileges, so pick another --port"
-        ),
-        _ => format!("cannot listen on {shown} (--host {host}, --port {port}): {e}"),
-    })
 }
 
 /// A running server. Dropping it does not stop it; call [`RunningServer::shutdown`].

@@ -1,7 +1,8 @@
 //! The URLs that reach the server's listening socket, for the startup log
 //! ([`crate::RunningServer::urls`]). A server bound to a wildcard address (`0.0.0.0`, `[::]`)
 //! is reached through loopback and through each of the machine's other addresses, never through
-//! the wildcard itself, which no client can dial.
+//! the wildcard itself, which no client can dial. [`endpoint_url`] is the one URL the server
+//! reports as its endpoint.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
@@ -65,6 +66,21 @@ fn dialable(ip: &IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => !v4.is_loopback() && !v4.is_unspecified(),
         IpAddr::V6(v6) => !v6.is_loopback() && !v6.is_unspecified() && !v6.is_unicast_link_local(),
+    }
+}
+
+/// `http://host:port` for a client of a server listening on `host` (a wildcard address means
+/// this machine's loopback).
+pub fn endpoint_url(host: &str, port: u16) -> String {
+    let host = match host {
+        "0.0.0.0" | "" => "127.0.0.1",
+        "::" | "[::]" => "::1",
+        other => other,
+    };
+    if host.contains(':') && !host.starts_with('[') {
+        format!("http://[{host}]:{port}")
+    } else {
+        format!("http://{host}:{port}")
     }
 }
 

@@ -1,7 +1,8 @@
-//! HTTP layer: the hyper accept loop, the connection cap, per-connection watchdogs and
-//! graceful shutdown.
+//! HTTP layer: binding the listening socket (with errors that say what to do), the hyper accept
+//! loop, the connection cap, per-connection watchdogs and graceful shutdown.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -143,4 +144,43 @@ pub(crate) async fn accept_loop(
     {
         tracing::warn!("connections still open after 30 s; closing them");
     }
+}
+
+/// Binds the listening socket; an error names the address and port, and what to do.
+pub async fn bind(host: &str, port: u16) -> Result<TcpListener, String> {
+    let shown = if host.contains(':') && !host.starts_with('[') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    };
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
+        .await
+        .map_err(|e| {
+            format!("--host {host}: not an IP address, nor a name this machine can resolve ({e})")
+        })?
+        .collect();
+    let Some(first) = addrs.first().copied() else {
+        return Err(format!("--host {host}: the name resolves to no address"));
+    };
+    let mut last = None;
+    for addr in addrs {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return Ok(l),
+            Err(e) => last = Some((addr, e)),
+        }
+    }
+    let (addr, e) = last.unwrap_or((first, std::io::Error::other("no address")));
+    Err(match e.kind() {
+        // The system's own words stay in the message: helpers in other languages match them.
+        std::io::ErrorKind::AddrInUse => format!(
+            "cannot listen on {addr}: {e}: port {port} is taken (by another localsqs?); try another --port, or --port 0 for a free one"
+        ),
+        std::io::ErrorKind::AddrNotAvailable => format!(
+            "cannot listen on {shown}: --host {host} is not an address of this machine ({e})"
+        ),
+        std::io::ErrorKind::PermissionDenied => format!(
+            "cannot listen on {addr}: permission denied ({e}); ports below 1024 need privileges, so pick another --port"
+        ),
+        _ => format!("cannot listen on {shown} (--host {host}, --port {port}): {e}"),
+    })
 }
