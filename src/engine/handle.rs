@@ -356,13 +356,10 @@ impl Engine {
             }
             let now = self.now();
             let reg = &mut *self.lock();
-            let mut chunk = [0u64; SWEEP_CHUNK];
-            let ids = reg.ids_from(start, SWEEP_CHUNK.min(left));
-            let chunk = &mut chunk[..ids.len()];
-            chunk.copy_from_slice(ids);
+            let chunk = reg.ids_from(start, SWEEP_CHUNK.min(left)).to_vec();
             next = chunk.last().map(|&last| last + 1);
             left -= chunk.len();
-            for &id in &*chunk {
+            for id in chunk {
                 let Some(q) = reg.get_mut(id) else { continue };
                 q.expire(now, &mut ops);
                 if q.is_fifo() {
